@@ -1,0 +1,224 @@
+//! `mcp-codegen`: fetch the official MCP schemas, generate the bindings, check they are
+//! fresh, diff revisions and add new ones.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use mcp_codegen::{load, Layout, Manifest, NewRevisionSource, SchemaSource};
+
+/// Generates versioned Rust bindings from the official MCP JSON Schemas.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-codegen", version)]
+struct Cli {
+    /// Workspace root (default: the nearest ancestor holding schema/revisions.toml).
+    #[arg(long, global = true)]
+    root: Option<PathBuf>,
+    /// Import schemas from this local mirror (DIR/<revision>/schema.json) instead of
+    /// downloading them.
+    #[arg(long, global = true, env = load::SCHEMA_DIR_ENV, value_name = "DIR")]
+    from: Option<PathBuf>,
+    /// Never touch the network; fail if the cache and the mirror lack a revision.
+    #[arg(long, global = true)]
+    offline: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Download (or import with --from) every revision's schema into schema/cache,
+    /// verifying each SHA-256.
+    Fetch,
+    /// Regenerate generated/ and docs/protocol-changes.md.
+    Generate {
+        /// Only write the files of this revision (shared files are always written).
+        #[arg(long, value_name = "R")]
+        revision: Option<String>,
+    },
+    /// Exit non-zero, naming the stale files, if generated/ differs from what the
+    /// generator produces.
+    Check,
+    /// Print what changed between two revisions (Markdown).
+    Diff {
+        /// The older revision.
+        from_revision: String,
+        /// The newer revision.
+        to_revision: String,
+    },
+    /// Print the API digest of a revision (method table and type names).
+    Digest {
+        /// The revision.
+        revision: String,
+    },
+    /// Record a new revision in the manifest, fetch it, regenerate, and write its digest
+    /// snapshot.
+    AddRevision {
+        /// The revision id (YYYY-MM-DD).
+        id: String,
+        /// Upstream URL of its schema.json (pin it to a commit).
+        #[arg(long)]
+        url: Option<String>,
+    },
+}
+
+fn find_root() -> PathBuf {
+    if let Ok(cwd) = std::env::current_dir() {
+        let mut dir: Option<&Path> = Some(&cwd);
+        while let Some(d) = dir {
+            if d.join("schema").join("revisions.toml").is_file() {
+                return d.to_owned();
+            }
+            dir = d.parent();
+        }
+    }
+    Layout::workspace().root
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
+    let layout = Layout::new(cli.root.clone().unwrap_or_else(find_root));
+    let source = SchemaSource {
+        cache_dir: layout.cache_dir(),
+        mirror: cli.from.clone(),
+        network: !cli.offline,
+        progress: true,
+    };
+    match cli.command {
+        Command::Fetch => {
+            let manifest = Manifest::load(&layout.manifest_path())?;
+            for rev in &manifest.revisions {
+                let loaded = load::load(rev, &source)?;
+                let origin = match loaded.origin {
+                    load::Origin::Cache(p) => format!("cached at {}", p.display()),
+                    load::Origin::Mirror(p) => format!("imported from {}", p.display()),
+                    load::Origin::Download(u) => format!("downloaded from {u}"),
+                };
+                println!("{} ok (sha256 {}…), {origin}", rev.id, &rev.sha256[..12]);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Generate { revision } => {
+            let manifest = Manifest::load(&layout.manifest_path())?;
+            let inputs = mcp_codegen::load_inputs(&manifest, &source, None)?;
+            if let Some(r) = &revision {
+                manifest.get(r)?;
+            }
+            let started = std::time::Instant::now();
+            let mut files = mcp_codegen::generate(&inputs)?;
+            let elapsed = started.elapsed();
+            if let Some(r) = &revision {
+                let prefix = format!("{}/", mcp_codegen::module_dir(manifest.get(r)?));
+                let other_modules: Vec<String> = manifest
+                    .revisions
+                    .iter()
+                    .filter(|x| &x.id != r)
+                    .map(|x| format!("{}/", mcp_codegen::module_dir(x)))
+                    .collect();
+                files.retain(|f| {
+                    f.path.starts_with(&prefix)
+                        || !other_modules.iter().any(|o| f.path.starts_with(o))
+                });
+            }
+            let changed = mcp_codegen::write_files(&layout.root, &files)?;
+            for path in &changed {
+                println!(
+                    "wrote {}",
+                    path.strip_prefix(&layout.root).unwrap_or(path).display()
+                );
+            }
+            eprintln!(
+                "generated {} revisions ({} files, {} changed) in {:.0} ms",
+                inputs.len(),
+                files.len(),
+                changed.len(),
+                elapsed.as_secs_f64() * 1000.0
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check => {
+            let manifest = Manifest::load(&layout.manifest_path())?;
+            let inputs = mcp_codegen::load_inputs(&manifest, &source, None)?;
+            let files = mcp_codegen::generate(&inputs)?;
+            let stale = mcp_codegen::stale_files(&layout.root, &files);
+            if stale.is_empty() {
+                println!("generated code is fresh ({} files)", files.len());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "stale generated files (run `{}`):",
+                    mcp_codegen::render::REGENERATE_COMMAND
+                );
+                for s in stale {
+                    eprintln!("  {s}");
+                }
+                Ok(ExitCode::FAILURE)
+            }
+        }
+        Command::Diff {
+            from_revision,
+            to_revision,
+        } => {
+            let manifest = Manifest::load(&layout.manifest_path())?;
+            let a = analysed(&manifest, &source, &from_revision)?;
+            let b = analysed(&manifest, &source, &to_revision)?;
+            print!("{}", mcp_codegen::diff::diff(&a.summary(), &b.summary()));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Digest { revision } => {
+            let manifest = Manifest::load(&layout.manifest_path())?;
+            print!("{}", analysed(&manifest, &source, &revision)?.digest());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::AddRevision { id, url } => {
+            let from = match (cli.from, url) {
+                (Some(dir), url) => NewRevisionSource::Mirror {
+                    url: url
+                        .unwrap_or_else(|| format!("file://{}/{id}/schema.json", dir.display())),
+                    dir,
+                },
+                (None, Some(url)) => NewRevisionSource::Url(url),
+                (None, None) => {
+                    eprintln!("error: add-revision needs --url URL or --from DIR");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let added = mcp_codegen::add_revision(&layout, &id, from, true)?;
+            println!(
+                "added {} (sha256 {}, {}) to {}",
+                added.revision.id,
+                added.revision.sha256,
+                added.revision.dialect,
+                layout.manifest_path().display()
+            );
+            for path in added.written {
+                println!(
+                    "wrote {}",
+                    path.strip_prefix(&layout.root).unwrap_or(&path).display()
+                );
+            }
+            println!("next: review the new digest snapshot and run `cargo test`");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn analysed(
+    manifest: &Manifest,
+    source: &SchemaSource,
+    id: &str,
+) -> mcp_codegen::Result<mcp_codegen::Analysed> {
+    let rev = manifest.get(id)?;
+    let input = load::load(rev, source)?;
+    mcp_codegen::analyse(&input.into())
+}

@@ -1,0 +1,214 @@
+//! The revision manifest (`schema/revisions.toml`): which revisions exist, where their
+//! schemas come from and what their bytes must hash to.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The JSON Schema dialect a revision's schema is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dialect {
+    /// draft-07: definitions live under `definitions`.
+    #[serde(rename = "draft-07")]
+    Draft07,
+    /// 2020-12: definitions live under `$defs`.
+    #[serde(rename = "2020-12")]
+    Draft2020_12,
+}
+
+impl Dialect {
+    /// The dialect named by a schema's `$schema` URI, if it is one we handle.
+    pub fn from_schema_uri(uri: &str) -> Option<Dialect> {
+        let uri = uri.trim_end_matches('#');
+        match uri {
+            "http://json-schema.org/draft-07/schema"
+            | "https://json-schema.org/draft-07/schema" => Some(Dialect::Draft07),
+            "https://json-schema.org/draft/2020-12/schema" => Some(Dialect::Draft2020_12),
+            _ => None,
+        }
+    }
+
+    /// The key under which this dialect keeps its named definitions.
+    pub fn definitions_key(self) -> &'static str {
+        match self {
+            Dialect::Draft07 => "definitions",
+            Dialect::Draft2020_12 => "$defs",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dialect::Draft07 => "draft-07",
+            Dialect::Draft2020_12 => "2020-12",
+        })
+    }
+}
+
+/// One protocol revision as recorded in the manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revision {
+    /// The revision id, e.g. `2025-06-18`.
+    pub id: String,
+    /// Upstream URL of the schema, pinned to a commit.
+    pub url: String,
+    /// Lower-case hex SHA-256 of the schema file.
+    pub sha256: String,
+    /// The JSON Schema dialect.
+    pub dialect: Dialect,
+}
+
+impl Revision {
+    /// The Rust module (and cargo feature) name of this revision, e.g. `v2025_06_18`.
+    pub fn module_name(&self) -> String {
+        module_name(&self.id)
+    }
+}
+
+/// The Rust module name for a revision id: `2025-06-18` → `v2025_06_18`.
+pub fn module_name(id: &str) -> String {
+    format!("v{}", id.replace(['-', '.'], "_"))
+}
+
+/// The parsed manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The revisions, oldest first.
+    #[serde(rename = "revision", default)]
+    pub revisions: Vec<Revision>,
+}
+
+/// The comment block that opens the manifest; kept when `add-revision` rewrites it.
+const MANIFEST_HEADER: &str = "\
+# The official MCP schema revisions this project generates bindings for.
+#
+# The schema files themselves are never committed: `cargo codegen fetch` downloads each
+# `url` (pinned to a commit of modelcontextprotocol/modelcontextprotocol) into the
+# git-ignored `schema/cache/`, or imports it from a local mirror (`--from DIR` or
+# MCP_SCHEMA_DIR, laid out as DIR/<id>/schema.json). Either way the SHA-256 must match.
+# Add a revision with `cargo codegen add-revision <id> --url <url>` (or `--from DIR`).
+";
+
+impl Manifest {
+    /// Parses manifest text; `path` is only used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        let manifest: Manifest = toml::from_str(text).map_err(|e| Error::Manifest {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        manifest.validate(path)?;
+        Ok(manifest)
+    }
+
+    /// Reads and parses the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Manifest::parse(&text, path)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |message: String| Error::Manifest {
+            path: path.to_owned(),
+            message,
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for rev in &self.revisions {
+            if !is_revision_id(&rev.id) {
+                return Err(bad(format!(
+                    "revision id `{}` is not of the form YYYY-MM-DD",
+                    rev.id
+                )));
+            }
+            if !seen.insert(rev.id.as_str()) {
+                return Err(bad(format!("revision {} is listed twice", rev.id)));
+            }
+            if rev.sha256.len() != 64 || !rev.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(bad(format!(
+                    "revision {}: sha256 must be 64 hex digits",
+                    rev.id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Renders the manifest as TOML, with its explanatory header.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::from(MANIFEST_HEADER);
+        for rev in &self.revisions {
+            out.push_str(&format!(
+                "\n[[revision]]\nid = \"{}\"\nurl = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n",
+                rev.id, rev.url, rev.sha256, rev.dialect
+            ));
+        }
+        out
+    }
+
+    /// The entry for a revision id.
+    pub fn get(&self, id: &str) -> Result<&Revision> {
+        self.revisions
+            .iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| Error::UnknownRevision {
+                revision: id.to_owned(),
+                known: self.ids().join(", "),
+            })
+    }
+
+    /// All revision ids, in manifest order.
+    pub fn ids(&self) -> Vec<String> {
+        self.revisions.iter().map(|r| r.id.clone()).collect()
+    }
+
+    /// Inserts or replaces a revision, keeping the list sorted by id (ids are dates).
+    pub fn upsert(&mut self, revision: Revision) {
+        self.revisions.retain(|r| r.id != revision.id);
+        self.revisions.push(revision);
+        self.revisions.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+}
+
+/// Whether `id` looks like a protocol revision (`YYYY-MM-DD`).
+pub fn is_revision_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// Where the workspace keeps its inputs and outputs.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// The workspace root.
+    pub root: PathBuf,
+}
+
+impl Layout {
+    /// A layout rooted at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Layout {
+        Layout { root: root.into() }
+    }
+
+    /// The layout of the workspace this crate lives in (for tests and the CLI default).
+    pub fn workspace() -> Layout {
+        Layout::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+    }
+
+    /// `schema/revisions.toml`.
+    pub fn manifest_path(&self) -> PathBuf {
+        self.root.join("schema").join("revisions.toml")
+    }
+
+    /// `schema/cache/`, where downloads and imports are kept (git-ignored).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("schema").join("cache")
+    }
+}

@@ -1,0 +1,83 @@
+//! Rust types and method tables for every MCP protocol revision, generated from the
+//! official JSON Schemas by `mcp-codegen`. One module per revision (`v2024_11_05`, …),
+//! each behind a cargo feature of the same name; all are enabled by default and compile
+//! together.
+//!
+//! Each revision module holds the schema's types (every named definition), a `methods`
+//! module with one marker type per method implementing [`Method`] and [`Request`] or
+//! [`Notification`], the [`MethodInfo`] table `METHODS`, `method(name)` for look-up at
+//! run time, and `parse_result(method, value)` (a result can only be parsed by the method
+//! of the request it answers).
+#![warn(missing_docs)]
+
+#[doc(hidden)]
+pub mod support;
+
+#[rustfmt::skip]
+mod revisions;
+pub use revisions::*;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Who sends a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Sent by the client to the server.
+    ClientToServer,
+    /// Sent by the server to the client.
+    ServerToClient,
+    /// Sent by either side.
+    Both,
+}
+
+/// Whether a method is a request or a notification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Expects a response.
+    Request,
+    /// Never answered.
+    Notification,
+}
+
+/// A method of one revision, as a type: the router is keyed on these.
+pub trait Method {
+    /// The wire method name.
+    const METHOD: &'static str;
+    /// Who sends it.
+    const DIRECTION: Direction;
+    /// Whether the message must carry `params`.
+    const PARAMS_REQUIRED: bool;
+    /// The type of `params`.
+    type Params: Serialize + DeserializeOwned;
+    /// The type of the whole message, as the schema defines it.
+    type Message: Serialize + DeserializeOwned;
+}
+
+/// A method that expects a response.
+pub trait Request: Method {
+    /// The type of the result.
+    type Result: Serialize + DeserializeOwned;
+}
+
+/// A method that is never answered.
+pub trait Notification: Method {}
+
+/// One row of a revision's method table, for look-up by string at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MethodInfo {
+    /// The wire method name.
+    pub name: &'static str,
+    /// Request or notification.
+    pub kind: Kind,
+    /// Who sends it.
+    pub direction: Direction,
+    /// Schema name of the whole message.
+    pub message: &'static str,
+    /// Schema name of `params`, if any.
+    pub params: Option<&'static str>,
+    /// Whether `params` is required.
+    pub params_required: bool,
+    /// Schema name of the result (requests only).
+    pub result: Option<&'static str>,
+}
