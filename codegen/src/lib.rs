@@ -77,17 +77,30 @@ impl Analysed {
 pub fn analyse(input: &Input) -> Result<Analysed> {
     let prepared = prepass::prepare(&input.revision.id, input.revision.dialect, &input.schema)?;
     let ir = ir::build(&prepared);
-    if ir.methods.is_empty() {
-        return Err(Error::InvalidSchema {
-            revision: input.revision.id.clone(),
-            message: "no methods found: the schema has no ClientRequest/ServerRequest/ClientNotification/ServerNotification unions".into(),
-        });
-    }
     Ok(Analysed {
         revision: input.revision.clone(),
         prepared,
         ir,
     })
+}
+
+/// The `types.rs` the generator makes of a small schema (a fixture of one construct):
+/// what the codegen snapshots in `snapshots/codegen/` show.
+pub fn render_fixture(name: &str, schema: &Value) -> Result<String> {
+    let dialect = load::detect_dialect(name, schema)?;
+    load::check_dialect(name, dialect, schema)?;
+    let revision = Revision {
+        id: name.to_owned(),
+        url: String::new(),
+        sha256: String::new(),
+        dialect,
+    };
+    let a = analyse(&Input {
+        revision: revision.clone(),
+        schema: schema.clone(),
+    })?;
+    let file = render::types::render(&a.prepared, &a.ir)?;
+    Ok(prettyplease::unparse(&file))
 }
 
 /// Where the files of one revision module live.
@@ -102,6 +115,12 @@ pub const PROTOCOL_CHANGES_PATH: &str = "docs/protocol-changes.md";
 /// Deterministic: the same inputs give byte-identical files, sorted by path.
 pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
     let analysed = inputs.iter().map(analyse).collect::<Result<Vec<_>>>()?;
+    if let Some(a) = analysed.iter().find(|a| a.ir.methods.is_empty()) {
+        return Err(Error::InvalidSchema {
+            revision: a.revision.id.clone(),
+            message: "no methods found: the schema has no ClientRequest/ServerRequest/ClientNotification/ServerNotification unions with `method` constants".into(),
+        });
+    }
     let revisions: Vec<Revision> = inputs.iter().map(|i| i.revision.clone()).collect();
     let mut files = vec![
         GeneratedFile {
