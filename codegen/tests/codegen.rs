@@ -452,3 +452,59 @@ fn diff_reports_known_changes() {
         "{text}"
     );
 }
+
+/// Every snapshot file under `snapshots/{digest,codegen,cli}` belongs to an assertion
+/// above, and no pending `.snap.new` is left behind (what `cargo insta test --check
+/// --unreferenced=reject` checks, without needing cargo-insta installed).
+#[test]
+fn no_unreferenced_or_pending_snapshots() {
+    let root = workspace().root.join("snapshots");
+    let manifest = Manifest::load(&workspace().manifest_path()).expect("manifest");
+    let mut expected: std::collections::BTreeSet<String> = manifest
+        .revisions
+        .iter()
+        .map(|r| format!("digest/digest__{}.snap", r.module_name()))
+        .collect();
+    for entry in std::fs::read_dir(workspace().root.join("schema/fixtures")).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        expected.insert(format!("codegen/{stem}.snap"));
+    }
+    for sub in [
+        "help",
+        "help_fetch",
+        "help_generate",
+        "help_check",
+        "help_diff",
+        "help_digest",
+        "help_add-revision",
+    ] {
+        expected.insert(format!("cli/{sub}.snap"));
+    }
+    let mut found = std::collections::BTreeSet::new();
+    for dir in ["digest", "codegen", "cli"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("snapshot dir") {
+            let name = entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            assert!(
+                !name.ends_with(".snap.new"),
+                "pending snapshot {dir}/{name}: review it (cargo insta review) or delete it"
+            );
+            found.insert(format!("{dir}/{name}"));
+        }
+    }
+    let unreferenced: Vec<&String> = found.difference(&expected).collect();
+    assert!(
+        unreferenced.is_empty(),
+        "unreferenced snapshots: {unreferenced:?}"
+    );
+    let missing: Vec<&String> = expected.difference(&found).collect();
+    assert!(missing.is_empty(), "missing snapshots: {missing:?}");
+}
