@@ -16,7 +16,7 @@ struct Cli {
     root: Option<PathBuf>,
     /// Import schemas from this local mirror (DIR/<revision>/schema.json) instead of
     /// downloading them.
-    #[arg(long, global = true, env = load::SCHEMA_DIR_ENV, value_name = "DIR")]
+    #[arg(long, global = true, env = load::SCHEMA_DIR_ENV, hide_env_values = true, value_name = "DIR")]
     from: Option<PathBuf>,
     /// Never touch the network; fail if the cache and the mirror lack a revision.
     #[arg(long, global = true)]
