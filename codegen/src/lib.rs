@@ -136,7 +136,16 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
             contents: protocol_changes(&analysed),
         },
     ];
-    for a in &analysed {
+    let mut types = analysed
+        .iter()
+        .map(|a| render::types::render(&a.prepared, &a.ir))
+        .collect::<Result<Vec<_>>>()?;
+    let shared = render::share::share(&revisions, &mut types);
+    files.push(GeneratedFile {
+        path: "generated/src/shared.rs".into(),
+        contents: render::shared_file(shared),
+    });
+    for (a, types) in analysed.iter().zip(&types) {
         let dir = module_dir(&a.revision);
         files.push(GeneratedFile {
             path: format!("{dir}/mod.rs"),
@@ -144,7 +153,7 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
         });
         files.push(GeneratedFile {
             path: format!("{dir}/types.rs"),
-            contents: render::types_file(&a.revision, &a.prepared, &a.ir)?,
+            contents: render::types_file(&a.revision, types),
         });
         files.push(GeneratedFile {
             path: format!("{dir}/methods.rs"),

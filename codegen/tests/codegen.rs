@@ -65,16 +65,24 @@ fn every_named_definition_is_a_rust_type() {
         )
         .expect("types.rs");
         let file = syn::parse_file(&types).expect("parse");
-        let defined: std::collections::BTreeSet<String> = file
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                syn::Item::Struct(s) => Some(s.ident.to_string()),
-                syn::Item::Enum(e) => Some(e.ident.to_string()),
-                syn::Item::Type(t) => Some(t.ident.to_string()),
-                _ => None,
-            })
-            .collect();
+        // Defined here, or re-exported from the shared module (types identical in several
+        // revisions are emitted once).
+        let mut defined = std::collections::BTreeSet::new();
+        for item in &file.items {
+            match item {
+                syn::Item::Struct(s) => {
+                    defined.insert(s.ident.to_string());
+                }
+                syn::Item::Enum(e) => {
+                    defined.insert(e.ident.to_string());
+                }
+                syn::Item::Type(t) => {
+                    defined.insert(t.ident.to_string());
+                }
+                syn::Item::Use(u) => collect_use_names(&u.tree, &mut defined),
+                _ => {}
+            }
+        }
         let replaced: Vec<&str> = mcp_codegen::render::types::REPLACEMENTS
             .iter()
             .map(|(n, _)| *n)
@@ -91,6 +99,37 @@ fn every_named_definition_is_a_rust_type() {
             );
         }
     }
+}
+
+fn collect_use_names(tree: &syn::UseTree, out: &mut std::collections::BTreeSet<String>) {
+    match tree {
+        syn::UseTree::Path(p) => collect_use_names(&p.tree, out),
+        syn::UseTree::Name(n) => {
+            out.insert(n.ident.to_string());
+        }
+        syn::UseTree::Rename(r) => {
+            out.insert(r.rename.to_string());
+        }
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| collect_use_names(t, out)),
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
+#[test]
+fn shared_types_are_the_same_rust_type_in_each_revision() {
+    // Role did not change from 2024-11-05 to 2026-07-28: one type, re-exported.
+    fn same<T: 'static, U: 'static>() -> bool {
+        std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>()
+    }
+    assert!(same::<
+        mcp_generated::v2024_11_05::Role,
+        mcp_generated::v2026_07_28::Role,
+    >());
+    // Tool changed in every revision: distinct types.
+    assert!(!same::<
+        mcp_generated::v2025_06_18::Tool,
+        mcp_generated::v2025_11_25::Tool,
+    >());
 }
 
 #[test]

@@ -81,3 +81,37 @@ pub struct MethodInfo {
     /// Schema name of the result (requests only).
     pub result: Option<&'static str>,
 }
+
+/// Types identical in several revisions, emitted once; each revision re-exports them.
+#[rustfmt::skip]
+#[allow(missing_docs, non_snake_case, unreachable_pub, clippy::all, clippy::pedantic, clippy::unwrap_used)]
+mod shared;
+
+/// Error from a generated `TryFrom` or `FromStr` implementation (string enums).
+pub struct ConversionError(std::borrow::Cow<'static, str>);
+
+impl std::error::Error for ConversionError {}
+
+impl std::fmt::Display for ConversionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::fmt::Debug for ConversionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl From<&'static str> for ConversionError {
+    fn from(value: &'static str) -> Self {
+        Self(value.into())
+    }
+}
+
+impl From<String> for ConversionError {
+    fn from(value: String) -> Self {
+        Self(value.into())
+    }
+}

@@ -1,14 +1,13 @@
 //! Renders a set of prepared revisions into the files of the `generated/` crate.
 
 pub mod methods;
+pub mod share;
 pub mod types;
 
 use quote::quote;
 
-use crate::error::Result;
 use crate::ir::Ir;
 use crate::manifest::Revision;
-use crate::prepass::Prepared;
 
 /// The command that regenerates everything; named in every header and in stale-file errors.
 pub const REGENERATE_COMMAND: &str = "cargo codegen generate";
@@ -27,17 +26,25 @@ fn unparse(tokens: proc_macro2::TokenStream) -> String {
     }
 }
 
-/// `types.rs` of one revision.
-pub fn types_file(revision: &Revision, prepared: &Prepared, ir: &Ir) -> Result<String> {
-    let file = types::render(prepared, ir)?;
-    Ok(format!(
+/// `types.rs` of one revision, from its rendered (and shared-out) items.
+pub fn types_file(revision: &Revision, file: &syn::File) -> String {
+    format!(
         "{}{}",
         rust_header(&format!(
             "types of MCP {}, schema sha256 {}",
             revision.id, revision.sha256
         )),
-        prettyplease::unparse(&file)
-    ))
+        prettyplease::unparse(file)
+    )
+}
+
+/// `shared.rs`: the types identical in several revisions, emitted once.
+pub fn shared_file(tokens: proc_macro2::TokenStream) -> String {
+    format!(
+        "{}{}",
+        rust_header("types shared by several revisions"),
+        unparse(tokens)
+    )
 }
 
 /// `methods.rs` of one revision.

@@ -134,8 +134,14 @@ fn post_pass(file: &mut syn::File, ir: &Ir) {
         })
         .collect();
     file.items.retain(|item| {
-        !is_self_ref_from(item) && !is_discriminator_conversion(item, &discriminators)
+        !is_self_ref_from(item)
+            && !is_discriminator_conversion(item, &discriminators)
+            && !is_error_module(item)
     });
+    // typify's per-file `error` module is replaced by one `crate::ConversionError`, so that
+    // types shared between revisions need nothing revision-local.
+    let mut paths = ConversionErrorPath;
+    paths.visit_file_mut(file);
     let mut fixer = FieldFixer;
     fixer.visit_file_mut(file);
     let unions: BTreeMap<String, (&String, &Dispatch)> = ir
@@ -205,6 +211,23 @@ fn is_self_ref_from(item: &syn::Item) -> bool {
     }
     matches!(&last.arguments, syn::PathArguments::AngleBracketed(args)
         if matches!(args.args.first(), Some(syn::GenericArgument::Type(syn::Type::Reference(_)))))
+}
+
+fn is_error_module(item: &syn::Item) -> bool {
+    matches!(item, syn::Item::Mod(m) if m.ident == "error")
+}
+
+struct ConversionErrorPath;
+
+impl VisitMut for ConversionErrorPath {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        let text: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if text == ["self", "error", "ConversionError"] {
+            *path = syn::parse_quote!(crate::ConversionError);
+            return;
+        }
+        syn::visit_mut::visit_path_mut(self, path);
+    }
 }
 
 /// Field-level fixes: numbers keep their written form; optional maps and arrays keep the
