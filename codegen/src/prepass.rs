@@ -49,6 +49,7 @@ pub fn prepare(revision: &str, dialect: Dialect, schema: &Value) -> Result<Prepa
     flatten_all_of(revision, &mut defs)?;
     hoist_inline_types(&mut defs, &mut hoisted);
     open_messages(&mut defs);
+    open_json_schema_documents(&mut defs);
     consts_to_enums(&mut defs, &mut hoisted);
     any_of_to_one_of(&mut defs);
     Ok(Prepared {
@@ -343,6 +344,32 @@ fn open_messages(defs: &mut Definitions) {
         if let (true, Value::Object(map)) = (is_message || is_result, def) {
             map.entry("additionalProperties")
                 .or_insert_with(|| json!({}));
+        }
+    }
+}
+
+/// Properties whose value is a JSON Schema document that the protocol carries verbatim.
+const JSON_SCHEMA_DOCUMENTS: [&str; 2] = ["inputSchema", "outputSchema"];
+
+/// A tool's `inputSchema`/`outputSchema` is a JSON Schema document of the tool author's
+/// (any keyword: `$schema`, `$defs`, `allOf`, `if`/`then`/`else`, `additionalProperties`):
+/// the MCP schema only constrains a few keywords, and dropping the others would change
+/// what the tool accepts. They keep every key. (`requestedSchema` of elicitation stays
+/// closed: the spec restricts it to a flat subset.)
+fn open_json_schema_documents(defs: &mut Definitions) {
+    for def in defs.values_mut() {
+        let Some(Value::Object(props)) = def.get_mut("properties") else {
+            continue;
+        };
+        for name in JSON_SCHEMA_DOCUMENTS {
+            if let Some(Value::Object(schema)) = props.get_mut(name) {
+                if schema.contains_key("properties") || schema.get("type") == Some(&json!("object"))
+                {
+                    schema
+                        .entry("additionalProperties")
+                        .or_insert_with(|| json!({}));
+                }
+            }
         }
     }
 }

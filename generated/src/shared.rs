@@ -1235,6 +1235,8 @@ The server should then request an updated list of roots using the ListRootsReque
         pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
         #[serde(rename = "type")]
         pub type_: ToolInputSchemaType,
+        #[serde(flatten)]
+        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]

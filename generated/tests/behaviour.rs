@@ -239,3 +239,25 @@ fn method_tables_are_typed_and_looked_up_by_string() {
         ]
     );
 }
+
+#[test]
+fn tool_json_schemas_are_carried_verbatim_in_every_revision() {
+    let input_schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object"}},
+        "properties": {"address": {"$ref": "#/$defs/address"}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}},
+        "then": {"required": ["phone"]},
+        "additionalProperties": false
+    });
+    let tool = json!({"name": "t", "inputSchema": input_schema});
+    macro_rules! check {
+        ($($m:ident),*) => {$(
+            let parsed: $m::Tool = serde_json::from_value(tool.clone()).expect("parse");
+            assert_eq!(serde_json::to_value(&parsed).expect("encode")["inputSchema"], input_schema, "{}", stringify!($m));
+        )*};
+    }
+    check!(v1, v2, v3, v4, v5);
+}

@@ -1765,4 +1765,6 @@ pub struct ToolOutputSchema {
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     #[serde(rename = "type")]
     pub type_: ToolOutputSchemaType,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }

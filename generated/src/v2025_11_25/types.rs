@@ -4161,6 +4161,8 @@ pub struct ToolInputSchema {
     pub schema: ::std::option::Option<::std::string::String>,
     #[serde(rename = "type")]
     pub type_: ToolInputSchemaType,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4192,6 +4194,8 @@ pub struct ToolOutputSchema {
     pub schema: ::std::option::Option<::std::string::String>,
     #[serde(rename = "type")]
     pub type_: ToolOutputSchemaType,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///The result of a tool use, provided by the user back to the assistant.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
