@@ -115,3 +115,15 @@ impl From<String> for ConversionError {
         Self(value.into())
     }
 }
+
+/// A generated type that keeps keys its definition does not declare (requests,
+/// notifications, results and objects the schema declares open), in a flattened map.
+///
+/// Code that builds an outgoing message for a revision empties this map, so that the
+/// message carries only what that revision defines.
+pub trait KeepsUnknownKeys {
+    /// The keys kept beyond the declared ones.
+    fn unknown_keys(&self) -> &serde_json::Map<String, serde_json::Value>;
+    /// Mutable access to the kept keys.
+    fn unknown_keys_mut(&mut self) -> &mut serde_json::Map<String, serde_json::Value>;
+}

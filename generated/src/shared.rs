@@ -221,6 +221,18 @@ pub mod v2024_11_05__v2025_03_26 {
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for CompleteRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`CompleteRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CompleteRequestParams {
@@ -364,6 +376,18 @@ pub mod v2024_11_05__v2025_03_26 {
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for InitializeRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`InitializeRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct InitializeRequestParams {
@@ -393,6 +417,18 @@ pub mod v2024_11_05__v2025_03_26 {
         pub meta: ::std::option::Option<JsonrpcRequestParamsMeta>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`JsonrpcRequestParamsMeta`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -427,6 +463,18 @@ If present, there may be more results available.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListPromptsResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
 for roots is providing a set of repositories or directories a server should operate
@@ -442,6 +490,18 @@ structure or access specific locations that the client has permission to read fr
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListRootsRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`ListRootsRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ListRootsRequestParams {
@@ -452,6 +512,18 @@ structure or access specific locations that the client has permission to read fr
         pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ListRootsRequestParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ListRootsRequestParamsMeta`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -481,6 +553,18 @@ or file that the server can operate on.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListRootsResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PingRequest {
@@ -489,6 +573,18 @@ or file that the server can operate on.*/
         pub params: ::std::option::Option<PingRequestParams>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for PingRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`PingRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -500,6 +596,18 @@ or file that the server can operate on.*/
         pub meta: ::std::option::Option<PingRequestParamsMeta>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for PingRequestParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`PingRequestParamsMeta`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -558,6 +666,18 @@ or file that the server can operate on.*/
         >,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ReadResourceResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ReadResourceResultContentsItem`
     #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
@@ -647,6 +767,18 @@ or file that the server can operate on.*/
         pub meta: ::std::option::Option<RequestParamsMeta>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for RequestParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`RequestParamsMeta`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -754,6 +886,18 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for CallToolRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`CallToolRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CallToolRequestParams {
@@ -776,6 +920,18 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         pub params: CancelledNotificationParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for CancelledNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`CancelledNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -805,6 +961,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for CompleteResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`CompleteResultCompletion`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CompleteResultCompletion {
@@ -828,6 +996,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for GetPromptRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`GetPromptRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct GetPromptRequestParams {
@@ -848,6 +1028,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for InitializedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`InitializedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct InitializedNotificationParams {
@@ -862,6 +1054,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         >,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for InitializedNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///A response to a request that indicates an error occurred.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -904,6 +1108,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for JsonrpcNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///A successful (non-error) response to a request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct JsonrpcResponse {
@@ -919,6 +1135,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         pub params: ::std::option::Option<ListPromptsRequestParams>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ListPromptsRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ListPromptsRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -937,6 +1165,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`ListResourceTemplatesRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct ListResourceTemplatesRequestParams {
@@ -953,6 +1193,18 @@ If provided, the server should return results starting after this cursor.*/
         pub params: ::std::option::Option<ListResourcesRequestParams>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ListResourcesRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ListResourcesRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -971,6 +1223,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListToolsRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`ListToolsRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct ListToolsRequestParams {
@@ -986,6 +1250,18 @@ If provided, the server should return results starting after this cursor.*/
         pub params: LoggingMessageNotificationParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`LoggingMessageNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1019,6 +1295,18 @@ If provided, the server should return results starting after this cursor.*/
         >,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for NotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`PaginatedRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1072,6 +1360,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`PromptListChangedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PromptListChangedNotificationParams {
@@ -1087,6 +1387,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for PromptListChangedNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///Sent from the client to the server, to read a specific resource URI.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ReadResourceRequest {
@@ -1094,6 +1406,18 @@ If provided, the server should return results starting after this cursor.*/
         pub params: ReadResourceRequestParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ReadResourceRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ReadResourceRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1138,6 +1462,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`ResourceListChangedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ResourceListChangedNotificationParams {
@@ -1153,6 +1489,18 @@ If provided, the server should return results starting after this cursor.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ResourceListChangedNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ResourceUpdatedNotification {
@@ -1160,6 +1508,18 @@ If provided, the server should return results starting after this cursor.*/
         pub params: ResourceUpdatedNotificationParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ResourceUpdatedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1178,6 +1538,18 @@ The server should then request an updated list of roots using the ListRootsReque
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`RootsListChangedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct RootsListChangedNotificationParams {
@@ -1193,6 +1565,18 @@ The server should then request an updated list of roots using the ListRootsReque
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for RootsListChangedNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///A request from the client to the server, to enable or adjust logging.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct SetLevelRequest {
@@ -1200,6 +1584,18 @@ The server should then request an updated list of roots using the ListRootsReque
         pub params: SetLevelRequestParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for SetLevelRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`SetLevelRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1214,6 +1610,18 @@ The server should then request an updated list of roots using the ListRootsReque
         pub params: SubscribeRequestParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for SubscribeRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`SubscribeRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1238,6 +1646,18 @@ The server should then request an updated list of roots using the ListRootsReque
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ToolInputSchema {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ToolListChangedNotification {
@@ -1246,6 +1666,18 @@ The server should then request an updated list of roots using the ListRootsReque
         pub params: ::std::option::Option<ToolListChangedNotificationParams>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ToolListChangedNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1262,6 +1694,18 @@ The server should then request an updated list of roots using the ListRootsReque
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ToolListChangedNotificationParams {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct UnsubscribeRequest {
@@ -1269,6 +1713,18 @@ The server should then request an updated list of roots using the ListRootsReque
         pub params: UnsubscribeRequestParams,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`UnsubscribeRequestParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1305,6 +1761,18 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
     impl ::std::convert::From<EmptyResult> for BaseResult {
         fn from(value: EmptyResult) -> Self {
             value.0
+        }
+    }
+    impl crate::KeepsUnknownKeys for BaseResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
         }
     }
     ///Present if the client supports listing roots.
@@ -1402,6 +1870,18 @@ If present, there may be more results available.*/
         pub next_cursor: ::std::option::Option<::std::string::String>,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for PaginatedResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`PingRequestMethod`
     ///
@@ -2546,6 +3026,18 @@ pub mod v2025_03_26__v2025_06_18 {
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ProgressNotification {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///`ProgressNotificationParams`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ProgressNotificationParams {
@@ -2977,6 +3469,18 @@ or file that the server can operate on.*/
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
+    impl crate::KeepsUnknownKeys for ListRootsResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
+    }
     ///The server's response to a resources/read request from the client.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ReadResourceResult {
@@ -2992,6 +3496,18 @@ or file that the server can operate on.*/
         >,
         #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    }
+    impl crate::KeepsUnknownKeys for ReadResourceResult {
+        fn unknown_keys(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.extra
+        }
+        fn unknown_keys_mut(
+            &mut self,
+        ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &mut self.extra
+        }
     }
     ///`ReadResourceResultContentsItem`
     #[derive(::serde::Serialize, Clone, Debug, PartialEq)]

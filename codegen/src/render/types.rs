@@ -165,6 +165,32 @@ fn post_pass(file: &mut syn::File, ir: &Ir) {
             extra.push(union_deserialize(e, dispatch));
         }
     }
+    // Types that keep undeclared keys say so through a trait, so that code building an
+    // outgoing message can empty that map generically (see ARCHITECTURE.md, unknown keys).
+    for item in &file.items {
+        let syn::Item::Struct(st) = item else {
+            continue;
+        };
+        let keeps = st.fields.iter().any(|f| {
+            f.ident.as_ref().is_some_and(|i| i == "extra")
+                && f.attrs
+                    .iter()
+                    .any(|a| quote!(#a).to_string().contains("flatten"))
+        });
+        if keeps {
+            let name = &st.ident;
+            extra.push(quote! {
+                impl crate::KeepsUnknownKeys for #name {
+                    fn unknown_keys(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+                        &self.extra
+                    }
+                    fn unknown_keys_mut(&mut self) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+                        &mut self.extra
+                    }
+                }
+            });
+        }
+    }
     for tokens in extra {
         if let Ok(item) = syn::parse2::<syn::Item>(tokens) {
             file.items.push(item);

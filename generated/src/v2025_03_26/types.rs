@@ -118,6 +118,18 @@ If not set, this is assumed to be false (the call was successful).*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CallToolResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`CallToolResultContentItem`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 #[serde(untagged)]
@@ -264,6 +276,18 @@ pub struct CreateMessageRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`CreateMessageRequestParams`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
@@ -327,6 +351,18 @@ pub struct CreateMessageResult {
     pub stop_reason: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CreateMessageResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CreateMessageResultContent`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
@@ -412,6 +448,18 @@ pub struct GetPromptResult {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetPromptResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///An image provided to or from an LLM.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ImageContent {
@@ -451,6 +499,18 @@ This can be used by clients to improve the LLM's understanding of available tool
     pub server_info: Implementation,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for InitializeResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -693,6 +753,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The server's response to a resources/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
@@ -716,6 +788,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourcesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The server's response to a tools/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
@@ -738,6 +822,18 @@ If present, there may be more results available.*/
     pub tools: ::std::vec::Vec<Tool>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListToolsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Describes a message returned as part of a prompt.
 

@@ -59,6 +59,18 @@ pub struct CallToolRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CallToolRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `tools/call` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
@@ -91,6 +103,18 @@ pub struct CallToolRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CallToolRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The server's response to a tool call.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -132,6 +156,18 @@ should be reported as an MCP error response.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CallToolResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A request to cancel a task.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskRequest {
@@ -141,6 +177,18 @@ pub struct CancelTaskRequest {
     pub params: CancelTaskRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CancelTaskRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CancelTaskRequestMethod`
 ///
@@ -218,6 +266,18 @@ This can provide context for any status, including:
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CancelTaskResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
 
 The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
@@ -234,6 +294,18 @@ pub struct CancelledNotification {
     pub params: CancelledNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CancelledNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `notifications/cancelled` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -802,6 +874,18 @@ pub struct CompleteRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CompleteRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `completion/complete` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
@@ -825,6 +909,18 @@ pub struct CompleteRequestParamsMeta {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CompleteRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The server's response to a completion/complete request
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResult {
@@ -840,6 +936,18 @@ pub struct CompleteResult {
     >,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CompleteResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CompleteResultCompletion`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -929,6 +1037,18 @@ pub struct CreateMessageRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `sampling/createMessage` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
@@ -1008,6 +1128,18 @@ pub struct CreateMessageRequestParamsMeta {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CreateMessageRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**The client's response to a sampling/createMessage request from the server.
 The client should inform the user before returning the sampled message, to allow them
 to inspect the response (human in the loop) and decide whether to allow the server to see it.*/
@@ -1042,6 +1174,18 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub stop_reason: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CreateMessageResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CreateMessageResultContent`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1134,6 +1278,18 @@ pub struct CreateTaskResult {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CreateTaskResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A request from the server to elicit additional information from the user via the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
@@ -1143,6 +1299,18 @@ pub struct ElicitRequest {
     pub params: ElicitRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The parameters for a request to elicit non-sensitive information from the user via a form in the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1176,6 +1344,18 @@ pub struct ElicitRequestFormParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitRequestFormParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**A restricted subset of JSON Schema.
 Only top-level properties are allowed, without nesting.*/
@@ -1298,6 +1478,18 @@ pub struct ElicitRequestUrlParamsMeta {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ElicitRequestUrlParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The client's response to an elicitation request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitResult {
@@ -1324,6 +1516,18 @@ Omitted for out-of-band mode responses.*/
     >,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`ElicitResultContentValue`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1379,6 +1583,18 @@ pub struct ElicitationCompleteNotification {
     pub params: ElicitationCompleteNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitationCompleteNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`ElicitationCompleteNotificationMethod`
 ///
@@ -1570,6 +1786,18 @@ pub struct GetPromptRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetPromptRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `prompts/get` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
@@ -1595,6 +1823,18 @@ pub struct GetPromptRequestParamsMeta {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetPromptRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The server's response to a prompts/get request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
@@ -1614,6 +1854,18 @@ pub struct GetPromptResult {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetPromptResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A request to retrieve the result of a completed task.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequest {
@@ -1623,6 +1875,18 @@ pub struct GetTaskPayloadRequest {
     pub params: GetTaskPayloadRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for GetTaskPayloadRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`GetTaskPayloadRequestMethod`
 ///
@@ -1672,6 +1936,18 @@ pub struct GetTaskPayloadResult {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetTaskPayloadResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A request to retrieve the state of a task.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskRequest {
@@ -1681,6 +1957,18 @@ pub struct GetTaskRequest {
     pub params: GetTaskRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for GetTaskRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`GetTaskRequestMethod`
 ///
@@ -1758,6 +2046,18 @@ This can provide context for any status, including:
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetTaskResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequest {
@@ -1767,6 +2067,18 @@ pub struct InitializeRequest {
     pub params: InitializeRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for InitializeRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for an `initialize` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1791,6 +2103,18 @@ pub struct InitializeRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for InitializeRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///After receiving an initialize request from the client, the server sends this response.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1818,6 +2142,18 @@ This can be used by clients to improve the LLM's understanding of available tool
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for InitializeResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///This notification is sent from the client to the server after initialization has finished.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializedNotification {
@@ -1827,6 +2163,18 @@ pub struct InitializedNotification {
     pub params: ::std::option::Option<NotificationParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for InitializedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A response to a request that indicates an error occurred.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2019,6 +2367,18 @@ pub struct ListPromptsRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The server's response to a prompts/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
@@ -2042,6 +2402,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListPromptsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Sent from the client to request a list of resource templates the server has.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
@@ -2052,6 +2424,18 @@ pub struct ListResourceTemplatesRequest {
     pub params: ::std::option::Option<PaginatedRequestParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The server's response to a resources/templates/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2077,6 +2461,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Sent from the client to request a list of resources the server has.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
@@ -2087,6 +2483,18 @@ pub struct ListResourcesRequest {
     pub params: ::std::option::Option<PaginatedRequestParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The server's response to a resources/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2111,6 +2519,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourcesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
 for roots is providing a set of repositories or directories a server should operate
@@ -2128,6 +2548,18 @@ pub struct ListRootsRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListRootsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A request to retrieve a list of tasks.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListTasksRequest {
@@ -2138,6 +2570,18 @@ pub struct ListTasksRequest {
     pub params: ::std::option::Option<PaginatedRequestParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListTasksRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`ListTasksRequestMethod`
 ///
@@ -2186,6 +2630,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListTasksResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Sent from the client to request a list of tools the server has.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
@@ -2196,6 +2652,18 @@ pub struct ListToolsRequest {
     pub params: ::std::option::Option<PaginatedRequestParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListToolsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The server's response to a tools/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2220,6 +2688,18 @@ If present, there may be more results available.*/
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListToolsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
@@ -2228,6 +2708,18 @@ pub struct LoggingMessageNotification {
     pub params: LoggingMessageNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `notifications/message` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2378,6 +2870,18 @@ pub struct PaginatedRequestParamsMeta {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for PaginatedRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PingRequest {
@@ -2388,6 +2892,18 @@ pub struct PingRequest {
     pub params: ::std::option::Option<RequestParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for PingRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Restricted schema definitions that only allow primitive types
 without nested objects or arrays.*/
@@ -2590,6 +3106,18 @@ pub struct ProgressNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ProgressNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `notifications/progress` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
@@ -2684,6 +3212,18 @@ pub struct PromptListChangedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**Describes a message returned as part of a prompt.
 
 This is similar to `SamplingMessage`, but also supports the embedding of
@@ -2702,6 +3242,18 @@ pub struct ReadResourceRequest {
     pub params: ReadResourceRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `resources/read` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2722,6 +3274,18 @@ pub struct ReadResourceRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ReadResourceRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Metadata for associating messages with a task.
 Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.*/
@@ -2768,6 +3332,18 @@ pub struct RequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A known resource that the server is capable of reading.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2887,6 +3463,18 @@ pub struct ResourceListChangedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Common parameters when working with resources.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
@@ -2906,6 +3494,18 @@ pub struct ResourceRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ResourceRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A template description for resources available on the server.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2964,6 +3564,18 @@ pub struct ResourceUpdatedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `notifications/resources/updated` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
@@ -2990,6 +3602,18 @@ pub struct RootsListChangedNotification {
     pub params: ::std::option::Option<NotificationParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for RootsListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Describes a message issued to or received from an LLM API.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3706,6 +4330,18 @@ pub struct SetLevelRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for SetLevelRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `logging/setLevel` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParams {
@@ -3725,6 +4361,18 @@ pub struct SetLevelRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for SetLevelRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`StringSchema`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3760,6 +4408,18 @@ pub struct SubscribeRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for SubscribeRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `resources/subscribe` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParams {
@@ -3779,6 +4439,18 @@ pub struct SubscribeRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for SubscribeRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Data associated with a task.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3839,6 +4511,18 @@ pub struct TaskAugmentedRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for TaskAugmentedRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Metadata for augmenting a request with task execution.
 Include this in the `task` field of the request parameters.*/
@@ -3919,6 +4603,18 @@ pub struct TaskStatusNotification {
     pub params: TaskStatusNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for TaskStatusNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`TaskStatusNotificationMethod`
 ///
@@ -4164,6 +4860,18 @@ pub struct ToolInputSchema {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ToolInputSchema {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
@@ -4173,6 +4881,18 @@ pub struct ToolListChangedNotification {
     pub params: ::std::option::Option<NotificationParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**An optional JSON Schema object defining the structure of the tool's output returned in
 the structuredContent field of a CallToolResult.
@@ -4196,6 +4916,18 @@ pub struct ToolOutputSchema {
     pub type_: ToolOutputSchemaType,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The result of a tool use, provided by the user back to the assistant.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4278,6 +5010,18 @@ pub struct UnsubscribeRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for UnsubscribeRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `resources/unsubscribe` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParams {
@@ -4297,6 +5041,18 @@ pub struct UnsubscribeRequestParamsMeta {
     pub progress_token: ::std::option::Option<ProgressToken>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for UnsubscribeRequestParamsMeta {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Schema for multiple-selection enumeration without display titles for options.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4376,4 +5132,16 @@ pub struct UrlElicitationRequiredErrorErrorData {
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for UrlElicitationRequiredErrorErrorData {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }

@@ -81,6 +81,18 @@ impl ::std::convert::From<EmptyResult> for BaseResult {
         value.0
     }
 }
+impl crate::KeepsUnknownKeys for BaseResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`BlobResourceContents`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BlobResourceContents {
@@ -132,6 +144,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CacheableResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -203,6 +227,18 @@ pub struct CallToolRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CallToolRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `tools/call` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
@@ -267,6 +303,18 @@ that conforms to the tool's outputSchema if one is defined.*/
     pub structured_content: ::std::option::Option<::serde_json::Value>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CallToolResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A successful response from the server for a {@link CallToolRequesttools/call} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -363,6 +411,18 @@ pub struct CancelledNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CancelledNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `notifications/cancelled` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotificationParams {
@@ -452,6 +512,18 @@ pub struct ClientNotification {
     pub params: CancelledNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ClientNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`ClientNotificationMethod`
 ///
@@ -631,6 +703,18 @@ pub struct CompleteRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CompleteRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `completion/complete` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
@@ -659,6 +743,18 @@ server implementing an earlier protocol version (which does not include
     pub result_type: ::std::string::String,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CompleteResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CompleteResultCompletion`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -753,6 +849,18 @@ pub struct CreateMessageRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for CreateMessageRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `sampling/createMessage` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
@@ -838,6 +946,18 @@ This field is an open string to allow for provider-specific stop reasons.*/
     pub stop_reason: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for CreateMessageResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`CreateMessageResultContent`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
@@ -927,6 +1047,18 @@ pub struct DiscoverRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for DiscoverRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`DiscoverRequestMethod`
 ///
 ///Always `"server/discover"`.
@@ -1004,6 +1136,18 @@ analogous to HTTP Cache-Control max-age.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for DiscoverResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1078,6 +1222,18 @@ pub struct ElicitRequest {
     pub params: ElicitRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The parameters for a request to elicit non-sensitive information from the user via a form in the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1195,6 +1351,18 @@ Omitted for out-of-band mode responses.*/
     >,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ElicitResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`ElicitResultContentValue`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1499,6 +1667,18 @@ pub struct GetPromptRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for GetPromptRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a `prompts/get` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
@@ -1542,6 +1722,18 @@ server implementing an earlier protocol version (which does not include
     pub result_type: ::std::string::String,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for GetPromptResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///A successful response from the server for a {@link GetPromptRequestprompts/get} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1842,6 +2034,18 @@ server implementing an earlier protocol version (which does not include
     pub result_type: ::std::string::String,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for InputRequiredResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`InputResponse`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2308,6 +2512,18 @@ pub struct ListPromptsRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListPromptsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
@@ -2354,6 +2570,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListPromptsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2432,6 +2660,18 @@ pub struct ListResourceTemplatesRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
@@ -2479,6 +2719,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2558,6 +2810,18 @@ pub struct ListResourcesRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListResourcesRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///The result returned by the server for a {@link ListResourcesRequestresources/list} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
@@ -2604,6 +2868,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListResourcesResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2687,6 +2963,18 @@ pub struct ListRootsRequest {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListRootsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`ListRootsRequestParams`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
 pub struct ListRootsRequestParams {
@@ -2702,6 +2990,18 @@ pub struct ListRootsResult {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ListRootsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Sent from the client to request a list of tools the server has.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
@@ -2711,6 +3011,18 @@ pub struct ListToolsRequest {
     pub params: PaginatedRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListToolsRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The result returned by the server for a {@link ListToolsRequesttools/list} request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2758,6 +3070,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ListToolsResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2834,6 +3158,18 @@ pub struct LoggingMessageNotification {
     pub params: LoggingMessageNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for LoggingMessageNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `notifications/message` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3136,6 +3472,18 @@ server implementing an earlier protocol version (which does not include
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for PaginatedResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ParseError {
@@ -3377,6 +3725,18 @@ pub struct ProgressNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ProgressNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Parameters for a {@link ProgressNotificationnotifications/progress} notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
@@ -3457,6 +3817,18 @@ pub struct PromptListChangedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for PromptListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 /**Describes a message returned as part of a prompt.
 
 This is similar to {@link SamplingMessage}, but also supports the embedding of
@@ -3475,6 +3847,18 @@ pub struct ReadResourceRequest {
     pub params: ReadResourceRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ReadResourceRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `resources/read` request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -3533,6 +3917,18 @@ analogous to HTTP Cache-Control max-age.
     pub ttl_ms: u64,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ReadResourceResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -3935,6 +4331,18 @@ pub struct ResourceListChangedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///Common params for resource-related requests.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
@@ -3992,6 +4400,18 @@ pub struct ResourceUpdatedNotification {
     pub params: ResourceUpdatedNotificationParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///Parameters for a `notifications/resources/updated` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4732,6 +5152,18 @@ pub struct SubscriptionsAcknowledgedNotification {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for SubscriptionsAcknowledgedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///`SubscriptionsAcknowledgedNotificationMethod`
 ///
 ///Always `"notifications/subscriptions/acknowledged"`.
@@ -4782,6 +5214,18 @@ pub struct SubscriptionsListenRequest {
     pub params: SubscriptionsListenRequestParams,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for SubscriptionsListenRequest {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///`SubscriptionsListenRequestMethod`
 ///
@@ -4837,6 +5281,18 @@ server implementing an earlier protocol version (which does not include
     pub result_type: ::std::string::String,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for SubscriptionsListenResult {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
 {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.*/
@@ -4989,6 +5445,18 @@ pub struct ToolInputSchema {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+impl crate::KeepsUnknownKeys for ToolInputSchema {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
@@ -4998,6 +5466,18 @@ pub struct ToolListChangedNotification {
     pub params: ::std::option::Option<NotificationParams>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ToolListChangedNotification {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 /**An optional JSON Schema object defining the structure of the tool's output returned in
 the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
@@ -5009,6 +5489,18 @@ pub struct ToolOutputSchema {
     pub schema: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+impl crate::KeepsUnknownKeys for ToolOutputSchema {
+    fn unknown_keys(
+        &self,
+    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.extra
+    }
+    fn unknown_keys_mut(
+        &mut self,
+    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &mut self.extra
+    }
 }
 ///The result of a tool use, provided by the user back to the assistant.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]

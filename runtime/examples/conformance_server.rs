@@ -1,0 +1,227 @@
+//! The fixture the official MCP conformance suite expects (../shared/conformance/
+//! FIXTURE_SPEC.md), written once with the author API and served to every revision, plus
+//! the extras of §18 that make per-revision shaping visible (titles, icons, annotations,
+//! structured output, resource links, audio).
+//!
+//! `cargo run -p mcp-runtime --example conformance_server` serves one client on stdio.
+
+use std::time::Duration;
+
+use mcp_runtime::model::{
+    Annotations, Completion, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument,
+    PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
+    Tool, ToolAnnotations, ToolResult,
+};
+use mcp_runtime::{RpcError, Server};
+use serde_json::{json, Value};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn icon() -> Vec<Icon> {
+    vec![Icon::new(
+        format!("data:image/png;base64,{PNG}"),
+        "image/png",
+    )]
+}
+
+fn tool(name: &str, title: &str, description: &str) -> Tool {
+    Tool {
+        name: name.into(),
+        title: Some(title.into()),
+        description: Some(description.into()),
+        input_schema: json!({"type": "object", "properties": {}}),
+        output_schema: None,
+        annotations: Some(ToolAnnotations {
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(false),
+            ..Default::default()
+        }),
+        icons: icon(),
+    }
+}
+
+fn resource(uri: &str, name: &str, mime: &str, size: u64) -> Resource {
+    Resource {
+        uri: uri.into(),
+        name: name.into(),
+        title: Some(format!("Test resource {name}")),
+        description: Some(format!("The {name} test resource")),
+        mime_type: Some(mime.into()),
+        size: Some(size),
+        annotations: Some(Annotations {
+            audience: Some(vec![Role::User]),
+            priority: Some(1.into()),
+            last_modified: Some("2025-11-25T00:00:00Z".into()),
+        }),
+        icons: icon(),
+    }
+}
+
+fn prompt(name: &str, description: &str, arguments: Vec<PromptArgument>) -> Prompt {
+    Prompt {
+        name: name.into(),
+        title: Some(name.replace('_', " ")),
+        description: Some(description.into()),
+        arguments,
+        icons: icon(),
+    }
+}
+
+fn argument(name: &str, description: &str) -> PromptArgument {
+    PromptArgument {
+        name: name.into(),
+        title: None,
+        description: Some(description.into()),
+        required: Some(true),
+    }
+}
+
+fn user(content: Content) -> PromptMessage {
+    PromptMessage {
+        role: Role::User,
+        content,
+    }
+}
+
+fn ok(result: ToolResult) -> Result<ToolResult, RpcError> {
+    Ok(result)
+}
+
+/// The conformance fixture server.
+pub fn conformance_server() -> Server {
+    let mut info = Implementation::new("mcp-conformance-test-server", "1.0.0");
+    info.title = Some("MCP multiversion conformance server".into());
+    info.description =
+        Some("Serves every MCP revision from one set of tools, resources and prompts".into());
+    info.icons = icon();
+    info.website_url = Some("https://modelcontextprotocol.io".into());
+    Server::builder(info)
+        .instructions("A test server for the MCP conformance suite.")
+        .tool(tool("test_simple_text", "Simple text", "Returns a simple text response"), |_, _| async { ok(ToolResult::text("This is a simple text response for testing.")) })
+        .tool(tool("test_image_content", "Image content", "Returns an image"), |_, _| async { ok(ToolResult::content(vec![Content::image(PNG, "image/png")])) })
+        .tool(tool("test_audio_content", "Audio content", "Returns audio"), |_, _| async { ok(ToolResult::content(vec![Content::audio(WAV, "audio/wav")])) })
+        .tool(tool("test_embedded_resource", "Embedded resource", "Returns an embedded resource"), |_, _| async {
+            ok(ToolResult::content(vec![Content::resource(ResourceContents::text("test://embedded-resource", "text/plain", "This is an embedded resource content."))]))
+        })
+        .tool(tool("test_multiple_content_types", "Mixed content", "Returns text, an image and a resource"), |_, _| async {
+            ok(ToolResult::content(vec![
+                Content::text("Multiple content types test:"),
+                Content::image(PNG, "image/png"),
+                Content::resource(ResourceContents::text("test://mixed-content-resource", "application/json", r#"{"test":"data","value":123}"#)),
+            ]))
+        })
+        .tool(tool("test_error_handling", "Error handling", "Always fails (in the result)"), |_, _| async { ok(ToolResult::error("This tool intentionally returns an error for testing")) })
+        .tool(tool("test_tool_with_progress", "Progress", "Reports progress 0, 50, 100"), |_, ctx| async move {
+            for p in [0.0, 50.0, 100.0] {
+                ctx.progress(p, Some(100.0), Some("working")).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            ok(ToolResult::text("Progress reported"))
+        })
+        .tool(tool("test_tool_with_logging", "Logging", "Logs three messages at info"), |_, ctx| async move {
+            for msg in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+                ctx.log(LogLevel::Info, Some("conformance"), json!(msg)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            ok(ToolResult::text("Tool with logging executed successfully"))
+        })
+        .tool(
+            Tool {
+                output_schema: Some(json!({"type": "object", "properties": {"temperature": {"type": "number"}, "conditions": {"type": "string"}}, "required": ["temperature", "conditions"]})),
+                ..tool("test_structured_output", "Structured output", "Returns structured weather data")
+            },
+            |_, _| async {
+                let data = json!({"temperature": 22.5, "conditions": "Partly cloudy"});
+                ok(ToolResult { content: vec![Content::text(data.to_string())], structured: Some(data), is_error: false })
+            },
+        )
+        .tool(tool("test_resource_link", "Resource link", "Returns a link to a resource"), |_, _| async {
+            ok(ToolResult::content(vec![
+                Content::ResourceLink(ResourceLink { uri: "test://static-text".into(), name: "static-text".into(), title: Some("Static text".into()), description: None, mime_type: Some("text/plain".into()) }),
+                Content::text("The resource above holds static text."),
+            ]))
+        })
+        .tool(
+            Tool {
+                input_schema: json!({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+                    "$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+                    "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},
+                    "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+                    "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},
+                    "additionalProperties":false}),
+                ..tool("json_schema_2020_12_tool", "JSON Schema 2020-12", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)")
+            },
+            |_, _| async { ok(ToolResult::text("ok")) },
+        )
+        .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
+            Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
+        })
+        .resource(resource("test://static-binary", "static-binary", "image/png", 70), |uri, _| async move { Ok(vec![ResourceContents::blob(uri, "image/png", PNG)]) })
+        .resource(resource("test://watched-resource", "watched-resource", "text/plain", 24), |uri, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "Watched resource content")]) })
+        .resource_template(
+            ResourceTemplate {
+                uri_template: "test://template/{id}/data".into(),
+                name: "template".into(),
+                title: Some("Template resource".into()),
+                description: Some("Data for an id".into()),
+                mime_type: Some("application/json".into()),
+                annotations: None,
+                icons: icon(),
+            },
+            |uri, vars, _| async move {
+                let id = vars.get("id").cloned().unwrap_or_default();
+                let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
+                Ok(vec![ResourceContents::text(uri, "application/json", text)])
+            },
+        )
+        .prompt(prompt("test_simple_prompt", "A simple prompt", vec![]), |_, _| async {
+            Ok(PromptResult { description: None, messages: vec![user(Content::text("This is a simple prompt for testing."))] })
+        })
+        .prompt(prompt("test_prompt_with_arguments", "A prompt with arguments", vec![argument("arg1", "First argument"), argument("arg2", "Second argument")]), |args, _| async move {
+            let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+            Ok(PromptResult { description: None, messages: vec![user(Content::text(format!("Prompt with arguments: arg1='{}', arg2='{}'", get("arg1"), get("arg2"))))] })
+        })
+        .prompt(prompt("test_prompt_with_embedded_resource", "A prompt embedding a resource", vec![argument("resourceUri", "URI of the resource to embed")]), |args, _| async move {
+            let uri = args.get("resourceUri").and_then(Value::as_str).unwrap_or("test://example-resource").to_owned();
+            Ok(PromptResult {
+                description: None,
+                messages: vec![
+                    user(Content::resource(ResourceContents::text(uri, "text/plain", "Embedded resource content for testing."))),
+                    user(Content::text("Please process the embedded resource above.")),
+                ],
+            })
+        })
+        .prompt(prompt("test_prompt_with_image", "A prompt with an image", vec![]), |_, _| async {
+            Ok(PromptResult { description: None, messages: vec![user(Content::image(PNG, "image/png")), user(Content::text("Please analyze the image above."))] })
+        })
+        .completion(|req, _| async move {
+            let candidates: &[&str] = match req.argument.as_str() {
+                "arg1" | "arg2" => &["test", "testValue1", "testValue2"],
+                _ => &[],
+            };
+            let values: Vec<String> = candidates.iter().filter(|c| c.starts_with(&req.value)).map(|c| (*c).to_owned()).collect();
+            Ok(Completion { total: Some(values.len() as u64), has_more: Some(false), values })
+        })
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    let mode = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "--stdio".to_owned());
+    match mode.as_str() {
+        "--stdio" => mcp_runtime::transport::stdio::serve_stdio(conformance_server()).await,
+        other => {
+            eprintln!("usage: conformance_server [--stdio]   (unknown option {other})");
+            std::process::exit(2);
+        }
+    }
+}

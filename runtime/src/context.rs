@@ -1,0 +1,158 @@
+//! What a handler gets besides its arguments: the revision in force, the client's
+//! capabilities, and the means to report progress, log and notice cancellation. The
+//! runtime routes what a handler emits to the right place for the transport and era.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::jsonrpc;
+use crate::model::LogLevel;
+use crate::shape;
+use crate::version::ProtocolVersion;
+
+/// A session's minimum log level, shared with its running handlers so that a
+/// `logging/setLevel` takes effect at once. 0 means "not set".
+#[derive(Clone, Debug, Default)]
+pub struct SharedLogLevel(Arc<AtomicU8>);
+
+impl SharedLogLevel {
+    /// Sets the level.
+    pub fn set(&self, level: LogLevel) {
+        self.0.store(level as u8 + 1, Ordering::Relaxed);
+    }
+
+    /// The level, if set.
+    pub fn get(&self) -> Option<LogLevel> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            n => LOG_LEVELS.get(usize::from(n - 1)).copied(),
+        }
+    }
+}
+
+const LOG_LEVELS: [LogLevel; 8] = [
+    LogLevel::Debug,
+    LogLevel::Info,
+    LogLevel::Notice,
+    LogLevel::Warning,
+    LogLevel::Error,
+    LogLevel::Critical,
+    LogLevel::Alert,
+    LogLevel::Emergency,
+];
+
+/// Which log messages may be sent for a request.
+#[derive(Clone, Debug)]
+pub enum LogFilter {
+    /// Legacy session: the session's level (everything until `logging/setLevel`).
+    Session(SharedLogLevel),
+    /// Modern request that named a level in `_meta`.
+    AtLeast(LogLevel),
+    /// Modern request without a level: no log messages at all.
+    Off,
+}
+
+impl LogFilter {
+    fn allows(&self, level: LogLevel) -> bool {
+        match self {
+            LogFilter::Session(shared) => shared.get().is_none_or(|min| level >= min),
+            LogFilter::AtLeast(min) => level >= *min,
+            LogFilter::Off => false,
+        }
+    }
+}
+
+/// The context of one request.
+#[derive(Clone, Debug)]
+pub struct Context {
+    version: ProtocolVersion,
+    client_capabilities: Value,
+    progress_token: Option<Value>,
+    log: LogFilter,
+    out: mpsc::Sender<Value>,
+    cancel: CancellationToken,
+}
+
+impl Context {
+    pub(crate) fn new(
+        version: ProtocolVersion,
+        client_capabilities: Value,
+        progress_token: Option<Value>,
+        log: LogFilter,
+        out: mpsc::Sender<Value>,
+        cancel: CancellationToken,
+    ) -> Context {
+        Context {
+            version,
+            client_capabilities,
+            progress_token,
+            log,
+            out,
+            cancel,
+        }
+    }
+
+    /// The revision this request is served at.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The client's declared capabilities (an object).
+    pub fn client_capabilities(&self) -> &Value {
+        &self.client_capabilities
+    }
+
+    /// Whether the client declared a capability (e.g. `"sampling"`).
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.client_capabilities
+            .get(capability)
+            .is_some_and(|c| !c.is_null())
+    }
+
+    /// Reports progress, if the request asked for it (it carried a `progressToken`).
+    /// Numbers are written in their shortest form (`50`, not `50.0`).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        if let Ok(params) = shape::progress(self.version, token, progress, total, message) {
+            self.send(jsonrpc::notification(
+                "notifications/progress",
+                Some(params),
+            ))
+            .await;
+        }
+    }
+
+    /// Sends a log message if the session's or request's level lets it through.
+    pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if !self.log.allows(level) {
+            return;
+        }
+        if let Ok(params) = shape::log_message(self.version, level, logger, data) {
+            self.send(jsonrpc::notification("notifications/message", Some(params)))
+                .await;
+        }
+    }
+
+    /// Whether the client cancelled this request (its answer will not be sent).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the client cancels this request.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    async fn send(&self, message: Value) {
+        if !self.cancel.is_cancelled() {
+            // A closed channel means the peer is gone; there is no one to tell.
+            let _ = self.out.send(message).await;
+        }
+    }
+}

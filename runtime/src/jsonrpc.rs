@@ -1,0 +1,309 @@
+//! JSON-RPC 2.0 framing, independent of any MCP revision: what arrives (requests,
+//! notifications, responses, batches), error codes, and encoding of what leaves.
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+/// A JSON-RPC error code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    /// Invalid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// Not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// Unknown method (or a method not available now).
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Params that do not decode.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// The handler failed.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Resource not found (legacy revisions).
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// HTTP header and body disagree (2026-07-28).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// A client capability the request needs was not declared (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// The requested protocol revision is not served (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+}
+
+/// An error answer: code, message, optional data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    /// The code.
+    pub code: ErrorCode,
+    /// A short description.
+    pub message: String,
+    /// Structured details.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error without data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds data.
+    pub fn with_data(mut self, data: Value) -> RpcError {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32601` naming the method.
+    pub fn method_not_found(method: &str) -> RpcError {
+        RpcError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// `-32602` with a message.
+    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+        RpcError::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// `-32603` with a message.
+    pub fn internal(message: impl Into<String>) -> RpcError {
+        RpcError::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// The `error` member of a response.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("code".into(), json!(self.code.0));
+        obj.insert("message".into(), json!(self.message));
+        if let Some(data) = &self.data {
+            obj.insert("data".into(), data.clone());
+        }
+        Value::Object(obj)
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.0)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// A request id, kept with its JSON type (a string stays a string, a number a number).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// A numeric id, as written.
+    Number(serde_json::Number),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// The id as JSON.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::Number(n.clone()),
+            RequestId::String(s) => Value::String(s.clone()),
+        }
+    }
+
+    fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::Number(n) => Some(RequestId::Number(n.clone())),
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// One incoming JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request (has `id` and `method`).
+    Request {
+        /// Its id.
+        id: RequestId,
+        /// The method.
+        method: String,
+        /// The params, if any.
+        params: Option<Value>,
+    },
+    /// A notification (has `method`, no `id`).
+    Notification {
+        /// The method.
+        method: String,
+        /// The params, if any.
+        params: Option<Value>,
+    },
+    /// A response to a request this side sent.
+    Response {
+        /// The id it answers.
+        id: RequestId,
+        /// The result or the error.
+        outcome: Result<Value, RpcError>,
+    },
+}
+
+/// A message that cannot be processed, with the id to answer it with (if any could be
+/// read) and the error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// The id, if one was readable.
+    pub id: Option<RequestId>,
+    /// What is wrong.
+    pub error: RpcError,
+}
+
+/// What one frame (a line on stdio, a body on HTTP) holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    /// One message.
+    Single(Result<Message, Invalid>),
+    /// A batch (a JSON array): each element parsed on its own.
+    Batch(Vec<Result<Message, Invalid>>),
+}
+
+/// Parses a frame. Malformed JSON is `-32700` with no id; an empty batch or a value that
+/// is not a message is `-32600`.
+pub fn parse_frame(bytes: &[u8]) -> Frame {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Frame::Single(Err(Invalid {
+                id: None,
+                error: RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}")),
+            }))
+        }
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => Frame::Single(Err(Invalid {
+            id: None,
+            error: RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
+        })),
+        Value::Array(items) => Frame::Batch(items.into_iter().map(parse_message).collect()),
+        other => Frame::Single(parse_message(other)),
+    }
+}
+
+/// Parses one message value.
+pub fn parse_message(value: Value) -> Result<Message, Invalid> {
+    let Value::Object(mut obj) = value else {
+        return Err(Invalid {
+            id: None,
+            error: RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: not an object"),
+        });
+    };
+    let raw_id = obj.remove("id");
+    let id = match &raw_id {
+        None => None,
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => Some(id),
+            None => {
+                return Err(Invalid {
+                    id: None,
+                    error: RpcError::new(
+                        ErrorCode::INVALID_REQUEST,
+                        "Invalid Request: id must be a string or a number",
+                    ),
+                })
+            }
+        },
+    };
+    let invalid = |id: Option<RequestId>, msg: &str| Invalid {
+        id,
+        error: RpcError::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: {msg}"),
+        ),
+    };
+    if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return Err(invalid(id, "jsonrpc must be \"2.0\""));
+    }
+    let params = obj.remove("params");
+    if let Some(p) = &params {
+        if !p.is_object() && !p.is_array() {
+            return Err(invalid(id, "params must be an object or an array"));
+        }
+    }
+    match obj.remove("method") {
+        Some(Value::String(method)) => Ok(match id {
+            Some(id) => Message::Request { id, method, params },
+            None => Message::Notification { method, params },
+        }),
+        Some(_) => Err(invalid(id, "method must be a string")),
+        None => {
+            let Some(id) = id else {
+                return Err(invalid(None, "no method and no id"));
+            };
+            if let Some(result) = obj.remove("result") {
+                Ok(Message::Response {
+                    id,
+                    outcome: Ok(result),
+                })
+            } else if let Some(Value::Object(err)) = obj.remove("error") {
+                let code = err
+                    .get("code")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(ErrorCode::INTERNAL_ERROR.0);
+                let message = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let mut e = RpcError::new(ErrorCode(code), message);
+                e.data = err.get("data").cloned();
+                Ok(Message::Response {
+                    id,
+                    outcome: Err(e),
+                })
+            } else {
+                Err(invalid(Some(id), "a response needs result or error"))
+            }
+        }
+    }
+}
+
+/// A response with a result.
+pub fn result_response(id: &RequestId, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})
+}
+
+/// A response with an error; `id` is `null` when the request's id could not be read.
+pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.map_or(Value::Null, RequestId::to_value), "error": error.to_value()})
+}
+
+/// A notification.
+pub fn notification(method: &str, params: Option<Value>) -> Value {
+    let mut obj = Map::new();
+    obj.insert("jsonrpc".into(), json!("2.0"));
+    obj.insert("method".into(), json!(method));
+    if let Some(p) = params {
+        obj.insert("params".into(), p);
+    }
+    Value::Object(obj)
+}
+
+/// A request (server to client).
+pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> Value {
+    let mut v = notification(method, params);
+    if let Value::Object(obj) = &mut v {
+        obj.insert("id".into(), id.to_value());
+    }
+    v
+}

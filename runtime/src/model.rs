@@ -1,0 +1,494 @@
+//! What a server author writes, once, for every revision: tools, resources, prompts and
+//! their answers. These types are revision-neutral; `shape` turns them into each
+//! revision's generated types. They serialize to the newest revision's JSON shape.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// An icon a client may show.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// A URL or a `data:` URI.
+    pub src: String,
+    /// Its media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes, e.g. `48x48`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+}
+
+impl Icon {
+    /// An icon from a URI and media type.
+    pub fn new(src: impl Into<String>, mime_type: impl Into<String>) -> Icon {
+        Icon {
+            src: src.into(),
+            mime_type: Some(mime_type.into()),
+            sizes: None,
+        }
+    }
+}
+
+/// The server's identity.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description (2025-11-25+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icons (2025-11-25+).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Website (2025-11-25+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+}
+
+impl Implementation {
+    /// Name and version only.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Implementation {
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            icons: Vec::new(),
+            website_url: None,
+        }
+    }
+}
+
+/// Who content is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Hints on content and resources.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// Intended audience.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance, 0 to 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<serde_json::Number>,
+    /// ISO 8601 time of last modification (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// Hints about a tool's behaviour (2025-03-26+).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// May destroy data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// Interacts with an open world.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// The contents of a resource.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text.
+    Text {
+        /// Its URI.
+        uri: String,
+        /// Its media type.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The text.
+        text: String,
+    },
+    /// Binary, base64-encoded.
+    Blob {
+        /// Its URI.
+        uri: String,
+        /// Its media type.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The bytes, base64.
+        blob: String,
+    },
+}
+
+impl ResourceContents {
+    /// Text contents.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> ResourceContents {
+        ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+        }
+    }
+
+    /// Binary contents (already base64).
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        base64: impl Into<String>,
+    ) -> ResourceContents {
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: base64.into(),
+        }
+    }
+}
+
+/// A block of content in a tool result, a prompt message or a sampling message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+        /// Hints.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+    },
+    /// An image, base64.
+    Image {
+        /// The bytes, base64.
+        data: String,
+        /// Its media type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Hints.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+    },
+    /// Audio, base64 (2025-03-26+; older revisions get a text notice).
+    Audio {
+        /// The bytes, base64.
+        data: String,
+        /// Its media type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Hints.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+    },
+    /// A link to a resource (2025-06-18+; older revisions get a text block naming it).
+    ResourceLink(ResourceLink),
+    /// A resource embedded in full.
+    Resource {
+        /// The contents.
+        resource: ResourceContents,
+        /// Hints.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Content {
+        Content::Text {
+            text: text.into(),
+            annotations: None,
+        }
+    }
+
+    /// An image block.
+    pub fn image(base64: impl Into<String>, mime_type: impl Into<String>) -> Content {
+        Content::Image {
+            data: base64.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+        }
+    }
+
+    /// An audio block.
+    pub fn audio(base64: impl Into<String>, mime_type: impl Into<String>) -> Content {
+        Content::Audio {
+            data: base64.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+        }
+    }
+
+    /// An embedded resource.
+    pub fn resource(contents: ResourceContents) -> Content {
+        Content::Resource {
+            resource: contents,
+            annotations: None,
+        }
+    }
+}
+
+/// A pointer to a resource, as content.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    /// The resource URI.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A tool as listed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent` (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints (2025-03-26+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons (2025-11-25+).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// What a tool call returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolResult {
+    /// Content blocks.
+    pub content: Vec<Content>,
+    /// Structured output matching the tool's `outputSchema` (2025-06-18+; older revisions
+    /// receive it as a JSON text block if `content` has no text).
+    pub structured: Option<Value>,
+    /// Whether the tool failed (reported in the result, not as a protocol error).
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful result of one text block.
+    pub fn text(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::text(text)],
+            ..ToolResult::default()
+        }
+    }
+
+    /// A failed result of one text block.
+    pub fn error(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::text(text)],
+            is_error: true,
+            ..ToolResult::default()
+        }
+    }
+
+    /// A successful result of the given content.
+    pub fn content(content: Vec<Content>) -> ToolResult {
+        ToolResult {
+            content,
+            ..ToolResult::default()
+        }
+    }
+}
+
+/// A resource as listed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Its URI.
+    pub uri: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Hints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Icons (2025-11-25+).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// A family of resources named by an RFC 6570 URI template.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The template, e.g. `test://template/{id}/data`.
+    pub uri_template: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Hints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Icons (2025-11-25+).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// An argument of a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptArgument {
+    /// Name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether it must be given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+}
+
+/// A prompt as listed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Prompt {
+    /// Programmatic name.
+    pub name: String,
+    /// Display name (2025-06-18+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Arguments.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgument>,
+    /// Icons (2025-11-25+).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// One message of a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PromptMessage {
+    /// Who says it.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+}
+
+/// What `prompts/get` returns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PromptResult {
+    /// Description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+}
+
+/// What `completion/complete` returns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// Suggested values (at most 100 are sent).
+    pub values: Vec<String>,
+    /// Total number of matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether more exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+/// Log severity (RFC 5424), lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// debug
+    Debug,
+    /// info
+    Info,
+    /// notice
+    Notice,
+    /// warning
+    Warning,
+    /// error
+    Error,
+    /// critical
+    Critical,
+    /// alert
+    Alert,
+    /// emergency
+    Emergency,
+}
+
+impl LogLevel {
+    /// Parses a level name.
+    pub fn parse(s: &str) -> Option<LogLevel> {
+        Some(match s {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,662 @@
+//! The server an author builds once: identity, tools, resources, prompts, completion;
+//! and the revision-independent handling of each client request, answered through
+//! `shape` in the revision the request is served at.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+
+use base64::Engine;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+
+use crate::context::Context;
+use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::model::{
+    Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
+    Tool, ToolResult,
+};
+use crate::shape::{self, by_revision};
+use crate::uri_template::UriTemplate;
+use crate::version::{ProtocolVersion, VersionSet};
+
+/// A boxed, sendable future: what handlers return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+type ToolFn =
+    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<ToolResult, RpcError>> + Send + Sync;
+type ResourceFn = dyn Fn(
+        String,
+        BTreeMap<String, String>,
+        Context,
+    ) -> BoxFuture<Result<Vec<ResourceContents>, RpcError>>
+    + Send
+    + Sync;
+type PromptFn =
+    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<PromptResult, RpcError>> + Send + Sync;
+type CompleteFn =
+    dyn Fn(CompletionRequest, Context) -> BoxFuture<Result<Completion, RpcError>> + Send + Sync;
+
+/// What `completion/complete` asks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletionRequest {
+    /// `ref/prompt` or `ref/resource`.
+    pub ref_type: String,
+    /// The prompt name or resource URI (template).
+    pub ref_name: String,
+    /// The argument being completed.
+    pub argument: String,
+    /// What the user typed so far.
+    pub value: String,
+    /// Other arguments already given (2025-06-18+ `context.arguments`).
+    pub context: Map<String, Value>,
+}
+
+/// A change the server announces to its clients.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// The tool list changed.
+    ToolsChanged,
+    /// The prompt list changed.
+    PromptsChanged,
+    /// The resource list changed.
+    ResourcesChanged,
+    /// A resource's contents changed.
+    ResourceUpdated(String),
+}
+
+struct ToolEntry {
+    tool: Tool,
+    handler: Arc<ToolFn>,
+}
+
+struct ResourceEntry {
+    resource: Resource,
+    handler: Arc<ResourceFn>,
+}
+
+struct TemplateEntry {
+    template: ResourceTemplate,
+    parsed: UriTemplate,
+    handler: Arc<ResourceFn>,
+}
+
+struct PromptEntry {
+    prompt: Prompt,
+    handler: Arc<PromptFn>,
+}
+
+/// Limits, with defaults; all configurable on the builder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest accepted message (a stdio line, an HTTP body), in bytes. Default 4 MiB.
+    pub max_message_bytes: usize,
+    /// Items per page of a list result. Default 100.
+    pub page_size: usize,
+    /// Messages queued for one peer before senders wait. Default 1024.
+    pub outbound_queue: usize,
+    /// How long running requests may finish after the client closed its input. Default 5 s.
+    pub shutdown_grace: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_message_bytes: 4 * 1024 * 1024,
+            page_size: 100,
+            outbound_queue: 1024,
+            shutdown_grace: std::time::Duration::from_secs(5),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) versions: VersionSet,
+    pub(crate) limits: Limits,
+    tools: RwLock<Vec<ToolEntry>>,
+    resources: RwLock<Vec<ResourceEntry>>,
+    templates: Vec<TemplateEntry>,
+    prompts: RwLock<Vec<PromptEntry>>,
+    completion: Option<Arc<CompleteFn>>,
+    declare_tools: bool,
+    declare_resources: bool,
+    declare_prompts: bool,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+}
+
+/// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    versions: VersionSet,
+    limits: Limits,
+    tools: Vec<ToolEntry>,
+    resources: Vec<ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    prompts: Vec<PromptEntry>,
+    completion: Option<Arc<CompleteFn>>,
+}
+
+fn read_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // A handler never runs under these locks, so poisoning cannot leave them half-updated.
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write_lock<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Server {
+    /// Starts building a server with this identity.
+    pub fn builder(info: Implementation) -> ServerBuilder {
+        ServerBuilder {
+            info,
+            instructions: None,
+            versions: VersionSet::ALL,
+            limits: Limits::default(),
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+        }
+    }
+
+    /// The server's identity.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The revisions this server accepts.
+    pub fn versions(&self) -> VersionSet {
+        self.inner.versions
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Subscribes to the server's change announcements.
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Adds (or replaces) a tool at run time and tells clients the list changed.
+    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F)
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+    {
+        let entry = ToolEntry {
+            tool,
+            handler: box_tool(handler),
+        };
+        {
+            let mut tools = write_lock(&self.inner.tools);
+            tools.retain(|t| t.tool.name != entry.tool.name);
+            tools.push(entry);
+        }
+        self.notify(ServerEvent::ToolsChanged);
+    }
+
+    /// Removes a tool at run time; tells clients if it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = {
+            let mut tools = write_lock(&self.inner.tools);
+            let before = tools.len();
+            tools.retain(|t| t.tool.name != name);
+            before != tools.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ToolsChanged);
+        }
+        removed
+    }
+
+    /// Announces a change to every connected client that can hear it.
+    pub fn notify(&self, event: ServerEvent) {
+        // No receiver simply means no client is connected.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// The capabilities this server declares, in the newest revision's shape; `shape`
+    /// projects them per revision.
+    pub fn neutral_capabilities(&self) -> Value {
+        let i = &self.inner;
+        let mut caps = Map::new();
+        if i.declare_tools {
+            caps.insert("tools".into(), json!({"listChanged": true}));
+        }
+        if i.declare_resources {
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if i.declare_prompts {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        caps.insert("logging".into(), json!({}));
+        if i.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    /// Whether the server declared a capability.
+    pub fn declares(&self, capability: &str) -> bool {
+        self.neutral_capabilities().get(capability).is_some()
+    }
+}
+
+fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
+where
+    F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+{
+    Arc::new(move |args, ctx| Box::pin(handler(args, ctx)))
+}
+
+impl ServerBuilder {
+    /// Instructions for the model, sent on `initialize` and `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// The revisions to accept (default: all). A revision left out can never be selected.
+    pub fn versions(mut self, versions: VersionSet) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// Limits (message size, page size, queue length).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A tool whose arguments arrive as a JSON object.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+    {
+        self.tools.push(ToolEntry {
+            tool,
+            handler: box_tool(handler),
+        });
+        self
+    }
+
+    /// A tool whose arguments decode into `A`; its input schema is derived from `A`
+    /// with schemars. Arguments that do not decode are a `-32602` error.
+    pub fn typed_tool<A, F, Fut>(self, mut tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+    {
+        let mut schema = serde_json::to_value(schemars::schema_for!(A))
+            .unwrap_or_else(|_| json!({"type": "object"}));
+        if let Value::Object(obj) = &mut schema {
+            // The tool's name and description say what the title would.
+            obj.remove("title");
+        }
+        tool.input_schema = schema;
+        let handler = Arc::new(handler);
+        self.tool(tool, move |args, ctx| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let typed: A = serde_json::from_value(Value::Object(args))
+                    .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
+                handler(typed, ctx).await
+            }
+        })
+    }
+
+    /// A resource with a fixed URI.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+    {
+        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| Box::pin(handler(uri, ctx)));
+        self.resources.push(ResourceEntry { resource, handler });
+        self
+    }
+
+    /// A family of resources named by an RFC 6570 template; the handler gets the URI and
+    /// the template's variables. Panics if the template does not parse (a programming
+    /// error in the server, found at start-up).
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+    {
+        #[allow(clippy::expect_used)] // documented: a bad template is the author's bug
+        let parsed = UriTemplate::parse(&template.uri_template)
+            .expect("resource template does not parse as RFC 6570");
+        let handler: Arc<ResourceFn> =
+            Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
+        self.templates.push(TemplateEntry {
+            template,
+            parsed,
+            handler,
+        });
+        self
+    }
+
+    /// A prompt; the handler gets the arguments as strings in a JSON object.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+    {
+        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
+        self.prompts.push(PromptEntry { prompt, handler });
+        self
+    }
+
+    /// Argument completion for prompts and resource templates.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompletionRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, RpcError>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |req, ctx| Box::pin(handler(req, ctx))));
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Server {
+        let (events, _) = broadcast::channel(64);
+        Server {
+            inner: Arc::new(Inner {
+                declare_tools: !self.tools.is_empty(),
+                declare_resources: !self.resources.is_empty() || !self.templates.is_empty(),
+                declare_prompts: !self.prompts.is_empty(),
+                info: self.info,
+                instructions: self.instructions,
+                versions: self.versions,
+                limits: self.limits,
+                tools: RwLock::new(self.tools),
+                resources: RwLock::new(self.resources),
+                templates: self.templates,
+                prompts: RwLock::new(self.prompts),
+                completion: self.completion,
+                events,
+            }),
+        }
+    }
+}
+
+/// An opaque cursor: the offset of the next page.
+fn encode_cursor(offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("o{offset}"))
+}
+
+fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
+    let Some(cursor) = params.and_then(|p| p.get("cursor")) else {
+        return Ok(0);
+    };
+    let bad = || RpcError::invalid_params("invalid cursor");
+    let s = cursor.as_str().ok_or_else(bad)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .map_err(|_| bad())?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad())?;
+    text.strip_prefix('o')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(bad)
+}
+
+fn page<T>(items: &[T], offset: usize, size: usize) -> Result<(&[T], Option<String>), RpcError> {
+    if offset > items.len() {
+        return Err(RpcError::invalid_params("invalid cursor"));
+    }
+    let end = offset.saturating_add(size.max(1)).min(items.len());
+    let next = (end < items.len()).then(|| encode_cursor(end));
+    Ok((&items[offset..end], next))
+}
+
+/// Decodes `params` into the revision's generated params type of method `M`: params that
+/// do not decode are `-32602`, with the decoder's message.
+fn check_params<M: mcp_generated::Method>(params: Option<&Value>) -> Result<(), RpcError> {
+    match params {
+        None if M::PARAMS_REQUIRED => Err(RpcError::invalid_params(format!(
+            "{}: params are required",
+            M::METHOD
+        ))),
+        None => Ok(()),
+        Some(p) => <M::Params as serde::Deserialize>::deserialize(p)
+            .map(|_| ())
+            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD))),
+    }
+}
+
+fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
+    params
+        .and_then(|p| p.get(key))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn string_arg(params: Option<&Value>, key: &str) -> Result<String, RpcError> {
+    params
+        .and_then(|p| p.get(key))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| RpcError::invalid_params(format!("params.{key} must be a string")))
+}
+
+impl Server {
+    /// Serves one client request that the session layer has already admitted (era,
+    /// lifecycle, method exists in revision `v` and is sent by clients).
+    pub(crate) async fn handle(
+        &self,
+        v: ProtocolVersion,
+        method: &str,
+        params: Option<&Value>,
+        ctx: Context,
+    ) -> Result<Value, RpcError> {
+        let info = &self.inner.info;
+        match method {
+            "ping" => Ok(shape::empty(v, info)),
+            "tools/list" => {
+                self.require("tools", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListTools>(params))?;
+                let offset = decode_cursor(params)?;
+                let tools = read_lock(&self.inner.tools);
+                let all: Vec<&Tool> = tools.iter().map(|t| &t.tool).collect();
+                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
+                shape::list_tools(v, info, items, next)
+            }
+            "tools/call" => {
+                self.require("tools", method)?;
+                by_revision!(v, |m| check_params::<m::methods::CallTool>(params))?;
+                let name = string_arg(params, "name")?;
+                let handler = read_lock(&self.inner.tools)
+                    .iter()
+                    .find(|t| t.tool.name == name)
+                    .map(|t| Arc::clone(&t.handler))
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                let result = handler(object_arg(params, "arguments"), ctx).await?;
+                shape::tool_result(v, info, &result)
+            }
+            "resources/list" => {
+                self.require("resources", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListResources>(params))?;
+                let offset = decode_cursor(params)?;
+                let resources = read_lock(&self.inner.resources);
+                let all: Vec<&Resource> = resources.iter().map(|r| &r.resource).collect();
+                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
+                shape::list_resources(v, info, items, next)
+            }
+            "resources/templates/list" => {
+                self.require("resources", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListResourceTemplates>(
+                    params
+                ))?;
+                let offset = decode_cursor(params)?;
+                let all: Vec<&ResourceTemplate> =
+                    self.inner.templates.iter().map(|t| &t.template).collect();
+                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
+                shape::list_resource_templates(v, info, items, next)
+            }
+            "resources/read" => {
+                self.require("resources", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ReadResource>(params))?;
+                let uri = string_arg(params, "uri")?;
+                let found = read_lock(&self.inner.resources)
+                    .iter()
+                    .find(|r| r.resource.uri == uri)
+                    .map(|r| (Arc::clone(&r.handler), BTreeMap::new()))
+                    .or_else(|| {
+                        self.inner.templates.iter().find_map(|t| {
+                            t.parsed
+                                .matches(&uri)
+                                .map(|vars| (Arc::clone(&t.handler), vars))
+                        })
+                    });
+                let Some((handler, vars)) = found else {
+                    return Err(resource_not_found(v, &uri));
+                };
+                let contents = handler(uri.clone(), vars, ctx).await?;
+                if contents.is_empty() {
+                    return Err(resource_not_found(v, &uri));
+                }
+                shape::read_resource(v, info, &contents)
+            }
+            "prompts/list" => {
+                self.require("prompts", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
+                let offset = decode_cursor(params)?;
+                let prompts = read_lock(&self.inner.prompts);
+                let all: Vec<&Prompt> = prompts.iter().map(|p| &p.prompt).collect();
+                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
+                shape::list_prompts(v, info, items, next)
+            }
+            "prompts/get" => {
+                self.require("prompts", method)?;
+                by_revision!(v, |m| check_params::<m::methods::GetPrompt>(params))?;
+                let name = string_arg(params, "name")?;
+                let (prompt, handler) = read_lock(&self.inner.prompts)
+                    .iter()
+                    .find(|p| p.prompt.name == name)
+                    .map(|p| (p.prompt.clone(), Arc::clone(&p.handler)))
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
+                let args = object_arg(params, "arguments");
+                if let Some(missing) = prompt
+                    .arguments
+                    .iter()
+                    .find(|a| a.required == Some(true) && !args.contains_key(&a.name))
+                {
+                    return Err(RpcError::invalid_params(format!(
+                        "missing required argument `{}`",
+                        missing.name
+                    )));
+                }
+                let result = handler(args, ctx).await?;
+                shape::get_prompt(v, info, &result)
+            }
+            "completion/complete" => {
+                let Some(handler) = self.inner.completion.clone() else {
+                    return Err(RpcError::method_not_found(method));
+                };
+                by_revision!(v, |m| check_params::<m::methods::Complete>(params))?;
+                let r = params.and_then(|p| p.get("ref"));
+                let a = params.and_then(|p| p.get("argument"));
+                let text = |v: Option<&Value>, k: &str| {
+                    v.and_then(|v| v.get(k))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let request = CompletionRequest {
+                    ref_type: text(r, "type"),
+                    ref_name: r
+                        .and_then(|r| r.get("name").or_else(|| r.get("uri")))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    argument: text(a, "name"),
+                    value: text(a, "value"),
+                    context: params
+                        .and_then(|p| p.pointer("/context/arguments"))
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default(),
+                };
+                let completion = handler(request, ctx).await?;
+                shape::complete(v, info, &completion)
+            }
+            "server/discover" => {
+                let versions: Vec<&str> = self
+                    .inner
+                    .versions
+                    .iter()
+                    .rev()
+                    .map(ProtocolVersion::as_str)
+                    .collect();
+                shape::discover(
+                    info,
+                    &self.neutral_capabilities(),
+                    &versions,
+                    self.inner.instructions.as_deref(),
+                )
+            }
+            // Tasks (2025-11-25, experimental): not offered; the capability is never
+            // declared, so a conforming client does not call these.
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    fn require(&self, capability: &str, method: &str) -> Result<(), RpcError> {
+        if self.declares(capability) {
+            Ok(())
+        } else {
+            Err(RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method} (this server does not offer {capability})"),
+            ))
+        }
+    }
+
+    /// Whether `uri` names a resource this server has (direct or by template).
+    pub(crate) fn has_resource(&self, uri: &str) -> bool {
+        read_lock(&self.inner.resources)
+            .iter()
+            .any(|r| r.resource.uri == uri)
+            || self
+                .inner
+                .templates
+                .iter()
+                .any(|t| t.parsed.matches(uri).is_some())
+    }
+}
+
+/// Unknown resource: `-32002` in legacy revisions, `-32602` from 2026-07-28; `data.uri`
+/// names it in both.
+pub(crate) fn resource_not_found(v: ProtocolVersion, uri: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode(v.features().resource_not_found_code),
+        "Resource not found",
+    )
+    .with_data(json!({"uri": uri}))
+}

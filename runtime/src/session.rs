@@ -1,0 +1,476 @@
+//! One peer's conversation (a stdio process; later an HTTP session): era detection per
+//! request, the legacy lifecycle, admission of each method against the negotiated
+//! revision's generated method table, concurrency, cancellation and batches.
+
+use std::collections::{BTreeSet, HashMap};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_util::FutureExt;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Context, LogFilter, SharedLogLevel};
+use crate::jsonrpc::{self, ErrorCode, Frame, Invalid, Message, RequestId, RpcError};
+use crate::model::LogLevel;
+use crate::server::{Server, ServerEvent};
+use crate::shape::{self, by_revision};
+use crate::version::{self, Era, ProtocolVersion};
+
+/// Where the legacy lifecycle stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lifecycle {
+    /// Nothing but `ping` and `initialize` is served.
+    New,
+    /// `initialize` was answered; waiting for `notifications/initialized` (client
+    /// requests are already served: clients may pipeline them).
+    Initialized(ProtocolVersion),
+    /// Normal operation.
+    Operating(ProtocolVersion),
+}
+
+struct State {
+    lifecycle: Lifecycle,
+    client_capabilities: Value,
+    subscriptions: BTreeSet<String>,
+}
+
+/// The conversation with one peer. Messages to the peer go to `out`, in order.
+pub struct Connection {
+    server: Server,
+    out: mpsc::Sender<Value>,
+    state: Mutex<State>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    log_level: SharedLogLevel,
+    closed: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding these locks; recover the data if something did.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Connection {
+    /// A connection whose outgoing messages are sent to `out`.
+    pub fn new(server: Server, out: mpsc::Sender<Value>) -> Arc<Connection> {
+        let conn = Arc::new(Connection {
+            server,
+            out,
+            state: Mutex::new(State {
+                lifecycle: Lifecycle::New,
+                client_capabilities: json!({}),
+                subscriptions: BTreeSet::new(),
+            }),
+            in_flight: Mutex::new(HashMap::new()),
+            log_level: SharedLogLevel::default(),
+            closed: CancellationToken::new(),
+        });
+        Connection::forward_events(&conn);
+        conn
+    }
+
+    /// The legacy revision negotiated on this connection, if any.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        match lock(&self.state).lifecycle {
+            Lifecycle::New => None,
+            Lifecycle::Initialized(v) | Lifecycle::Operating(v) => Some(v),
+        }
+    }
+
+    /// Waits until no request is running, or `grace` has passed.
+    pub async fn drain(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while !lock(&self.in_flight).is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Ends the conversation: running handlers are cancelled and their answers dropped.
+    pub fn close(&self) {
+        self.closed.cancel();
+        for token in lock(&self.in_flight).values() {
+            token.cancel();
+        }
+    }
+
+    async fn send(&self, message: Value) {
+        // A closed channel means the peer is gone; there is no one left to answer.
+        let _ = self.out.send(message).await;
+    }
+
+    /// Handles one frame (a stdio line, an HTTP body). Requests run concurrently as tasks;
+    /// their answers (and a batch's single array of answers) go to `out`.
+    pub async fn handle_frame(self: &Arc<Self>, bytes: &[u8]) {
+        match jsonrpc::parse_frame(bytes) {
+            Frame::Single(Err(invalid)) => {
+                self.send(jsonrpc::error_response(invalid.id.as_ref(), &invalid.error))
+                    .await
+            }
+            Frame::Single(Ok(message)) => {
+                if let Some(task) = self.dispatch(message) {
+                    let conn = Arc::clone(self);
+                    tokio::spawn(async move {
+                        if let Some(answer) = task.await {
+                            conn.send(answer).await;
+                        }
+                    });
+                }
+            }
+            Frame::Batch(items) => self.handle_batch(items).await,
+        }
+    }
+
+    async fn handle_batch(self: &Arc<Self>, items: Vec<Result<Message, Invalid>>) {
+        let batching = self.version().is_some_and(|v| v.features().batching);
+        if !batching {
+            let err = RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: batches are not accepted in this protocol revision",
+            );
+            self.send(jsonrpc::error_response(None, &err)).await;
+            return;
+        }
+        let mut tasks = Vec::new();
+        for item in items {
+            match item {
+                Err(invalid) => tasks.push(
+                    futures_util::future::ready(Some(jsonrpc::error_response(
+                        invalid.id.as_ref(),
+                        &invalid.error,
+                    )))
+                    .boxed(),
+                ),
+                Ok(message) => {
+                    if let Some(task) = self.dispatch(message) {
+                        tasks.push(task);
+                    }
+                }
+            }
+        }
+        if tasks.is_empty() {
+            return;
+        }
+        let conn = Arc::clone(self);
+        tokio::spawn(async move {
+            let answers: Vec<Value> = futures_util::future::join_all(tasks)
+                .await
+                .into_iter()
+                .flatten()
+                .collect();
+            // Only notifications (or only cancelled requests): nothing to send.
+            if !answers.is_empty() {
+                conn.send(Value::Array(answers)).await;
+            }
+        });
+    }
+
+    /// Notifications and responses are handled at once; a request becomes a future that
+    /// yields its answer (or nothing, if it was cancelled).
+    fn dispatch(
+        self: &Arc<Self>,
+        message: Message,
+    ) -> Option<futures_util::future::BoxFuture<'static, Option<Value>>> {
+        match message {
+            Message::Notification { method, params } => {
+                self.notification(&method, params.as_ref());
+                None
+            }
+            Message::Response { id, .. } => {
+                tracing::debug!(%id, "response to an unknown request ignored");
+                None
+            }
+            Message::Request { id, method, params } => {
+                let token = CancellationToken::new();
+                {
+                    let mut in_flight = lock(&self.in_flight);
+                    if in_flight.contains_key(&id) {
+                        let err = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: id {id} is already in use by a request in progress"));
+                        return Some(
+                            futures_util::future::ready(Some(jsonrpc::error_response(
+                                Some(&id),
+                                &err,
+                            )))
+                            .boxed(),
+                        );
+                    }
+                    in_flight.insert(id.clone(), token.clone());
+                }
+                // Admission (era, lifecycle, method table) is decided now, in arrival
+                // order: a request that follows `initialize` sees the session it opened.
+                let admitted = match self.admit_request(&method, params.as_ref(), token.clone()) {
+                    Admission::Answer(outcome) => {
+                        lock(&self.in_flight).remove(&id);
+                        let answer = match outcome {
+                            Ok(result) => jsonrpc::result_response(&id, result),
+                            Err(error) => jsonrpc::error_response(Some(&id), &error),
+                        };
+                        return Some(futures_util::future::ready(Some(answer)).boxed());
+                    }
+                    Admission::Handler(v, ctx) => (v, ctx),
+                };
+                let conn = Arc::clone(self);
+                Some(
+                    async move {
+                        let (v, ctx) = admitted;
+                        let server = conn.server.clone();
+                        let work = AssertUnwindSafe(async {
+                            server.handle(v, &method, params.as_ref(), ctx).await
+                        })
+                        .catch_unwind();
+                        let outcome = tokio::select! {
+                            biased;
+                            _ = token.cancelled() => None,
+                            r = work => Some(r),
+                        };
+                        lock(&conn.in_flight).remove(&id);
+                        let outcome = outcome?;
+                        Some(match outcome {
+                            Ok(Ok(result)) => jsonrpc::result_response(&id, result),
+                            Ok(Err(error)) => jsonrpc::error_response(Some(&id), &error),
+                            Err(_panic) => {
+                                tracing::error!(%method, "handler panicked");
+                                jsonrpc::error_response(
+                                    Some(&id),
+                                    &RpcError::internal("Internal error: the handler panicked"),
+                                )
+                            }
+                        })
+                    }
+                    .boxed(),
+                )
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            "notifications/initialized" => {
+                let mut state = lock(&self.state);
+                if let Lifecycle::Initialized(v) = state.lifecycle {
+                    state.lifecycle = Lifecycle::Operating(v);
+                }
+            }
+            "notifications/cancelled" => {
+                let id = params.and_then(|p| p.get("requestId")).and_then(|id| {
+                    jsonrpc::parse_message(json!({"jsonrpc": "2.0", "id": id, "result": {}})).ok()
+                });
+                if let Some(Message::Response { id, .. }) = id {
+                    if let Some(token) = lock(&self.in_flight).get(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+            // Unknown notifications are ignored, as JSON-RPC requires of a receiver that
+            // does not understand them (roots/list_changed needs nothing from a server).
+            other => tracing::debug!(method = other, "notification ignored"),
+        }
+    }
+
+    fn progress_token(params: Option<&Value>) -> Option<Value> {
+        params
+            .and_then(|p| p.pointer("/_meta/progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned()
+    }
+
+    fn admit_request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        cancel: CancellationToken,
+    ) -> Admission {
+        let server = &self.server;
+        let modern_served = server.versions().of_era(Era::Modern).next().is_some();
+        if modern_served && version::has_modern_meta(params) {
+            let meta = match version::negotiate_modern(params, server.versions()) {
+                Ok(meta) => meta,
+                Err(e) => return Admission::Answer(Err(e)),
+            };
+            let v = meta.version;
+            if let Err(e) = admit(v, method) {
+                return Admission::Answer(Err(e));
+            }
+            let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
+                Some(level) => LogFilter::AtLeast(level),
+                None => LogFilter::Off,
+            };
+            let ctx = Context::new(
+                v,
+                meta.client_capabilities,
+                Self::progress_token(params),
+                log,
+                self.out.clone(),
+                cancel,
+            );
+            return Admission::Handler(v, ctx);
+        }
+        let lifecycle = lock(&self.state).lifecycle;
+        let v = match (lifecycle, method) {
+            (Lifecycle::New, "initialize") => return Admission::Answer(self.initialize(params)),
+            (_, "initialize") => {
+                return Admission::Answer(Err(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid Request: initialize was already received",
+                )))
+            }
+            (Lifecycle::New, "ping") => return Admission::Answer(Ok(json!({}))),
+            (Lifecycle::New, _) => {
+                return Admission::Answer(Err(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("Invalid Request: `{method}` before initialize; send initialize first"),
+                )));
+            }
+            (Lifecycle::Initialized(v) | Lifecycle::Operating(v), _) => v,
+        };
+        if let Err(e) = admit(v, method) {
+            return Admission::Answer(Err(e));
+        }
+        match method {
+            "logging/setLevel" => Admission::Answer(self.set_level(v, params)),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                Admission::Answer(self.subscription(v, method, params))
+            }
+            _ => {
+                let caps = lock(&self.state).client_capabilities.clone();
+                let ctx = Context::new(
+                    v,
+                    caps,
+                    Self::progress_token(params),
+                    LogFilter::Session(self.log_level.clone()),
+                    self.out.clone(),
+                    cancel,
+                );
+                Admission::Handler(v, ctx)
+            }
+        }
+    }
+
+    fn set_level(&self, v: ProtocolVersion, params: Option<&Value>) -> Result<Value, RpcError> {
+        let level = params
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .ok_or_else(|| {
+                RpcError::invalid_params("logging/setLevel: params.level must be a log level")
+            })?;
+        self.log_level.set(level);
+        Ok(shape::empty(v, self.server.info()))
+    }
+
+    fn subscription(
+        &self,
+        v: ProtocolVersion,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Value, RpcError> {
+        let server = &self.server;
+        if !server.declares("resources") {
+            return Err(RpcError::method_not_found(method));
+        }
+        let uri = params
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!("{method}: params.uri must be a string"))
+            })?;
+        let mut state = lock(&self.state);
+        if method == "resources/subscribe" {
+            if !server.has_resource(uri) {
+                return Err(crate::server::resource_not_found(v, uri));
+            }
+            state.subscriptions.insert(uri.to_owned());
+        } else {
+            state.subscriptions.remove(uri);
+        }
+        Ok(shape::empty(v, server.info()))
+    }
+
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let server = &self.server;
+        let v = version::negotiate_initialize(params, server.versions())?;
+        let result = shape::initialize(
+            v,
+            server.info(),
+            &server.neutral_capabilities(),
+            server.inner.instructions.as_deref(),
+        )?;
+        let mut state = lock(&self.state);
+        state.client_capabilities = params
+            .and_then(|p| p.get("capabilities"))
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        state.lifecycle = Lifecycle::Initialized(v);
+        Ok(result)
+    }
+
+    /// Forwards the server's change announcements to this peer, in its revision, once
+    /// the session is operating (legacy) — only what the server declared.
+    fn forward_events(conn: &Arc<Connection>) {
+        let mut events = conn.server.events();
+        let weak = Arc::downgrade(conn);
+        let closed = conn.closed.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = closed.cancelled() => return,
+                    e = events.recv() => e,
+                };
+                let event = match event {
+                    Ok(e) => e,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => return,
+                };
+                let Some(conn) = weak.upgrade() else { return };
+                let (lifecycle, subscribed) = {
+                    let state = lock(&conn.state);
+                    let subscribed = matches!(&event, ServerEvent::ResourceUpdated(uri) if state.subscriptions.contains(uri));
+                    (state.lifecycle, subscribed)
+                };
+                let Lifecycle::Operating(_) = lifecycle else {
+                    continue;
+                };
+                let message = match event {
+                    ServerEvent::ToolsChanged => {
+                        jsonrpc::notification("notifications/tools/list_changed", None)
+                    }
+                    ServerEvent::PromptsChanged => {
+                        jsonrpc::notification("notifications/prompts/list_changed", None)
+                    }
+                    ServerEvent::ResourcesChanged => {
+                        jsonrpc::notification("notifications/resources/list_changed", None)
+                    }
+                    ServerEvent::ResourceUpdated(uri) if subscribed => jsonrpc::notification(
+                        "notifications/resources/updated",
+                        Some(json!({"uri": uri})),
+                    ),
+                    ServerEvent::ResourceUpdated(_) => continue,
+                };
+                conn.send(message).await;
+            }
+        });
+    }
+}
+
+/// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
+/// handler run as a task at revision `v`.
+enum Admission {
+    Answer(Result<Value, RpcError>),
+    Handler(ProtocolVersion, Context),
+}
+
+/// Whether revision `v` has `method` as a request a client sends (by its generated
+/// method table): else `-32601`.
+fn admit(v: ProtocolVersion, method: &str) -> Result<(), RpcError> {
+    let info = by_revision!(v, |m| m::method(method));
+    match info {
+        Some(info)
+            if info.kind == mcp_generated::Kind::Request
+                && info.direction != mcp_generated::Direction::ServerToClient =>
+        {
+            Ok(())
+        }
+        _ => Err(RpcError::method_not_found(method)),
+    }
+}

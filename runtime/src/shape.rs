@@ -1,0 +1,467 @@
+//! Turning the author's revision-neutral answers into the negotiated revision's
+//! messages. Every outgoing result is built as neutral JSON (the newest shape), adjusted
+//! by the written downgrade rules below, then *projected* through the revision's generated
+//! type: decoding drops every field that revision does not define (its types are closed,
+//! see ARCHITECTURE.md), and the top-level kept-keys map is emptied before encoding. So
+//! what leaves is an instance of that revision's type, with nothing it does not define.
+//!
+//! Downgrade rules (tested in `tests/shaping.rs`):
+//! - audio content before 2025-03-26 → a text block saying audio was omitted;
+//! - a resource link before 2025-06-18 → a text block naming the resource and its URI
+//!   (the client can still `resources/read` it);
+//! - structured tool output before 2025-06-18 → no `structuredContent`; if the content
+//!   has no text block, the JSON of the structured output is added as one (the text
+//!   fallback the spec asks tools to provide);
+//! - 2026-07-28 results carry `resultType: "complete"`, list and read results `ttlMs` and
+//!   `cacheScope`, and `_meta` names the server; older revisions get none of these.
+//! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
+//! rule: projection drops them.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use mcp_generated::KeepsUnknownKeys;
+
+use crate::jsonrpc::RpcError;
+use crate::model::{
+    Completion, Content, Implementation, Prompt, PromptResult, Resource, ResourceContents,
+    ResourceTemplate, Tool, ToolResult,
+};
+use crate::version::{ProtocolVersion, META_SERVER_INFO};
+
+/// Runs `$body` with `$m` bound to the generated module of revision `$v`.
+macro_rules! by_revision {
+    ($v:expr, |$m:ident| $body:expr) => {
+        match $v {
+            ProtocolVersion::V2024_11_05 => {
+                use mcp_generated::v2024_11_05 as $m;
+                $body
+            }
+            ProtocolVersion::V2025_03_26 => {
+                use mcp_generated::v2025_03_26 as $m;
+                $body
+            }
+            ProtocolVersion::V2025_06_18 => {
+                use mcp_generated::v2025_06_18 as $m;
+                $body
+            }
+            ProtocolVersion::V2025_11_25 => {
+                use mcp_generated::v2025_11_25 as $m;
+                $body
+            }
+            ProtocolVersion::V2026_07_28 => {
+                use mcp_generated::v2026_07_28 as $m;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use by_revision;
+
+/// Projects a neutral value through a closed generated type.
+pub fn project<T: DeserializeOwned + Serialize>(
+    what: &str,
+    value: Value,
+) -> Result<Value, RpcError> {
+    let typed: T = serde_json::from_value(value).map_err(|e| shaping_error(what, &e))?;
+    serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
+}
+
+/// Projects a neutral value through a generated type that keeps unknown keys, emptying
+/// them first: an outgoing message carries only what its revision defines.
+pub fn project_open<T: DeserializeOwned + Serialize + KeepsUnknownKeys>(
+    what: &str,
+    value: Value,
+) -> Result<Value, RpcError> {
+    let mut typed: T = serde_json::from_value(value).map_err(|e| shaping_error(what, &e))?;
+    typed.unknown_keys_mut().clear();
+    serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
+}
+
+fn shaping_error(what: &str, e: &serde_json::Error) -> RpcError {
+    RpcError::internal(format!(
+        "cannot express {what} in this protocol revision: {e}"
+    ))
+}
+
+fn neutral<T: Serialize>(value: &T) -> Value {
+    // Model types serialize infallibly (no maps with non-string keys, no failing impls).
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Content blocks for revision `v`, after the downgrade rules.
+pub fn content(v: ProtocolVersion, blocks: &[Content]) -> Vec<Value> {
+    let f = v.features();
+    blocks
+        .iter()
+        .map(|block| match block {
+            Content::Audio { mime_type, .. } if !f.audio_content => json!({
+                "type": "text",
+                "text": format!("[audio content ({mime_type}) omitted: not supported by MCP {v}]"),
+            }),
+            Content::ResourceLink(link) if !f.resource_links => json!({
+                "type": "text",
+                "text": format!("Resource: {} <{}>", link.title.as_deref().unwrap_or(&link.name), link.uri),
+            }),
+            other => neutral(other),
+        })
+        .collect()
+}
+
+/// Adds what every 2026-07-28 result carries: `resultType`, the server's identity in
+/// `_meta`, and (for lists and reads) cache hints.
+fn stamp(
+    v: ProtocolVersion,
+    result: &mut Map<String, Value>,
+    server: &Implementation,
+    cache: Option<CacheHint>,
+) {
+    let f = v.features();
+    if f.result_type {
+        result.insert("resultType".into(), json!("complete"));
+    }
+    if f.server_info_in_meta {
+        let meta = result.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert(
+                META_SERVER_INFO.into(),
+                json!({"name": server.name, "version": server.version}),
+            );
+        }
+    }
+    if let (true, Some(hint)) = (f.cache_hints, cache) {
+        result.insert("ttlMs".into(), json!(hint.ttl_ms));
+        result.insert(
+            "cacheScope".into(),
+            json!(if hint.public { "public" } else { "private" }),
+        );
+    }
+}
+
+/// How long a client may cache a list or read result (2026-07-28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheHint {
+    /// Milliseconds.
+    pub ttl_ms: u64,
+    /// `public` (no user-specific data) or `private`.
+    pub public: bool,
+}
+
+impl CacheHint {
+    /// Defaults for lists: five minutes, public.
+    pub const LIST: CacheHint = CacheHint {
+        ttl_ms: 300_000,
+        public: true,
+    };
+    /// Defaults for reads: five minutes, private.
+    pub const READ: CacheHint = CacheHint {
+        ttl_ms: 300_000,
+        public: false,
+    };
+    /// Do not cache.
+    pub const NONE: CacheHint = CacheHint {
+        ttl_ms: 0,
+        public: false,
+    };
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The result of `tools/call`.
+pub fn tool_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    r: &ToolResult,
+) -> Result<Value, RpcError> {
+    let f = v.features();
+    let mut blocks = content(v, &r.content);
+    let mut result = Map::new();
+    if let Some(structured) = &r.structured {
+        if f.structured_output {
+            result.insert("structuredContent".into(), structured.clone());
+        } else if !r.content.iter().any(|c| matches!(c, Content::Text { .. })) {
+            blocks.push(json!({"type": "text", "text": structured.to_string()}));
+        }
+    }
+    result.insert("content".into(), Value::Array(blocks));
+    if r.is_error {
+        result.insert("isError".into(), json!(true));
+    }
+    stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_open::<m::CallToolResult>(
+        "a tool result",
+        Value::Object(result)
+    ))
+}
+
+fn with_cursor(mut result: Map<String, Value>, next_cursor: Option<String>) -> Map<String, Value> {
+    if let Some(c) = next_cursor {
+        result.insert("nextCursor".into(), json!(c));
+    }
+    result
+}
+
+/// The result of `tools/list`.
+pub fn list_tools(
+    v: ProtocolVersion,
+    server: &Implementation,
+    tools: &[&Tool],
+    next_cursor: Option<String>,
+) -> Result<Value, RpcError> {
+    let mut result = with_cursor(
+        object(json!({"tools": tools.iter().map(neutral).collect::<Vec<_>>()})),
+        next_cursor,
+    );
+    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    by_revision!(v, |m| project_open::<m::ListToolsResult>(
+        "the tool list",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `resources/list`.
+pub fn list_resources(
+    v: ProtocolVersion,
+    server: &Implementation,
+    resources: &[&Resource],
+    next_cursor: Option<String>,
+) -> Result<Value, RpcError> {
+    let mut result = with_cursor(
+        object(json!({"resources": resources.iter().map(neutral).collect::<Vec<_>>()})),
+        next_cursor,
+    );
+    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    by_revision!(v, |m| project_open::<m::ListResourcesResult>(
+        "the resource list",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `resources/templates/list`.
+pub fn list_resource_templates(
+    v: ProtocolVersion,
+    server: &Implementation,
+    templates: &[&ResourceTemplate],
+    next_cursor: Option<String>,
+) -> Result<Value, RpcError> {
+    let mut result = with_cursor(
+        object(json!({"resourceTemplates": templates.iter().map(neutral).collect::<Vec<_>>()})),
+        next_cursor,
+    );
+    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    by_revision!(v, |m| project_open::<m::ListResourceTemplatesResult>(
+        "the resource template list",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `resources/read`.
+pub fn read_resource(
+    v: ProtocolVersion,
+    server: &Implementation,
+    contents: &[ResourceContents],
+) -> Result<Value, RpcError> {
+    let mut result = object(json!({"contents": contents.iter().map(neutral).collect::<Vec<_>>()}));
+    stamp(v, &mut result, server, Some(CacheHint::READ));
+    by_revision!(v, |m| project_open::<m::ReadResourceResult>(
+        "the resource contents",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `prompts/list`.
+pub fn list_prompts(
+    v: ProtocolVersion,
+    server: &Implementation,
+    prompts: &[&Prompt],
+    next_cursor: Option<String>,
+) -> Result<Value, RpcError> {
+    let mut result = with_cursor(
+        object(json!({"prompts": prompts.iter().map(neutral).collect::<Vec<_>>()})),
+        next_cursor,
+    );
+    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    by_revision!(v, |m| project_open::<m::ListPromptsResult>(
+        "the prompt list",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `prompts/get`.
+pub fn get_prompt(
+    v: ProtocolVersion,
+    server: &Implementation,
+    prompt: &PromptResult,
+) -> Result<Value, RpcError> {
+    let messages: Vec<Value> = prompt
+        .messages
+        .iter()
+        .map(|msg| {
+            let block = content(v, std::slice::from_ref(&msg.content))
+                .pop()
+                .unwrap_or(Value::Null);
+            json!({"role": msg.role, "content": block})
+        })
+        .collect();
+    let mut result = object(json!({"messages": messages}));
+    if let Some(d) = &prompt.description {
+        result.insert("description".into(), json!(d));
+    }
+    stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_open::<m::GetPromptResult>(
+        "the prompt",
+        Value::Object(result)
+    ))
+}
+
+/// The result of `completion/complete` (at most 100 values, as the spec requires).
+pub fn complete(
+    v: ProtocolVersion,
+    server: &Implementation,
+    completion: &Completion,
+) -> Result<Value, RpcError> {
+    let mut c = completion.clone();
+    if c.values.len() > 100 {
+        c.total.get_or_insert(c.values.len() as u64);
+        c.values.truncate(100);
+        c.has_more = Some(true);
+    }
+    let mut result = object(json!({"completion": c}));
+    stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_open::<m::CompleteResult>(
+        "the completion",
+        Value::Object(result)
+    ))
+}
+
+/// An empty result (`ping`, `logging/setLevel`, subscriptions), exactly `{}` in legacy
+/// revisions.
+pub fn empty(v: ProtocolVersion, server: &Implementation) -> Value {
+    let mut result = Map::new();
+    stamp(v, &mut result, server, None);
+    Value::Object(result)
+}
+
+/// The server's capabilities for revision `v`, from the neutral declaration.
+pub fn server_capabilities(v: ProtocolVersion, neutral_caps: &Value) -> Result<Value, RpcError> {
+    by_revision!(v, |m| project::<m::ServerCapabilities>(
+        "the server capabilities",
+        neutral_caps.clone()
+    ))
+}
+
+/// The server's identity for revision `v`.
+pub fn implementation(v: ProtocolVersion, server: &Implementation) -> Result<Value, RpcError> {
+    by_revision!(v, |m| project::<m::Implementation>(
+        "the server info",
+        neutral(server)
+    ))
+}
+
+/// The result of `initialize` (legacy revisions only).
+pub fn initialize(
+    v: ProtocolVersion,
+    server: &Implementation,
+    neutral_caps: &Value,
+    instructions: Option<&str>,
+) -> Result<Value, RpcError> {
+    let mut result = object(json!({
+        "protocolVersion": v.as_str(),
+        "capabilities": server_capabilities(v, neutral_caps)?,
+        "serverInfo": implementation(v, server)?,
+    }));
+    if let Some(i) = instructions {
+        result.insert("instructions".into(), json!(i));
+    }
+    let value = Value::Object(result);
+    match v {
+        ProtocolVersion::V2024_11_05 => {
+            project_open::<mcp_generated::v2024_11_05::InitializeResult>("initialize", value)
+        }
+        ProtocolVersion::V2025_03_26 => {
+            project_open::<mcp_generated::v2025_03_26::InitializeResult>("initialize", value)
+        }
+        ProtocolVersion::V2025_06_18 => {
+            project_open::<mcp_generated::v2025_06_18::InitializeResult>("initialize", value)
+        }
+        ProtocolVersion::V2025_11_25 => {
+            project_open::<mcp_generated::v2025_11_25::InitializeResult>("initialize", value)
+        }
+        ProtocolVersion::V2026_07_28 => Err(RpcError::method_not_found("initialize")),
+    }
+}
+
+/// The result of `server/discover` (2026-07-28).
+pub fn discover(
+    server: &Implementation,
+    neutral_caps: &Value,
+    supported: &[&str],
+    instructions: Option<&str>,
+) -> Result<Value, RpcError> {
+    let v = ProtocolVersion::V2026_07_28;
+    let mut result = object(json!({
+        "supportedVersions": supported,
+        "capabilities": server_capabilities(v, neutral_caps)?,
+    }));
+    if let Some(i) = instructions {
+        result.insert("instructions".into(), json!(i));
+    }
+    stamp(v, &mut result, server, Some(CacheHint::NONE));
+    project_open::<mcp_generated::v2026_07_28::DiscoverResult>(
+        "the discover result",
+        Value::Object(result),
+    )
+}
+
+/// Params of `notifications/progress`.
+pub fn progress(
+    v: ProtocolVersion,
+    token: &Value,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> Result<Value, RpcError> {
+    let mut params = object(json!({"progressToken": token, "progress": number(progress)}));
+    if let Some(t) = total {
+        params.insert("total".into(), number(t));
+    }
+    if let (true, Some(m)) = (v.features().progress_message, message) {
+        params.insert("message".into(), json!(m));
+    }
+    by_revision!(v, |m| project::<m::ProgressNotificationParams>(
+        "a progress notification",
+        Value::Object(params)
+    ))
+}
+
+/// Params of `notifications/message`.
+pub fn log_message(
+    v: ProtocolVersion,
+    level: crate::model::LogLevel,
+    logger: Option<&str>,
+    data: Value,
+) -> Result<Value, RpcError> {
+    let mut params = object(json!({"level": level, "data": data}));
+    if let Some(l) = logger {
+        params.insert("logger".into(), json!(l));
+    }
+    by_revision!(v, |m| project::<m::LoggingMessageNotificationParams>(
+        "a log message",
+        Value::Object(params)
+    ))
+}
+
+/// A number in its shortest written form: `50.0` is written `50`.
+pub fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}

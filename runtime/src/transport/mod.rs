@@ -1,0 +1,4 @@
+//! Transports: how frames reach a [`Connection`](crate::session::Connection) and how its
+//! messages reach the peer.
+
+pub mod stdio;
