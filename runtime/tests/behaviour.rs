@@ -1,0 +1,492 @@
+//! The runtime's promises over an in-memory stdio pair and a real child process: the
+//! legacy lifecycle, routing errors, bad input, batches, cancellation, panics, limits,
+//! pagination, capabilities and the modern probe.
+
+use std::time::Duration;
+
+use mcp_runtime::model::{Implementation, Tool, ToolResult};
+use mcp_runtime::{Limits, ProtocolVersion, RpcError, Server, VersionSet};
+use serde_json::{json, Value};
+use tokio::io::DuplexStream;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, ReadHalf, WriteHalf};
+
+/// A client end of an in-memory stdio connection.
+struct Peer {
+    writer: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+}
+
+impl Peer {
+    fn start(server: Server) -> Peer {
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(mcp_runtime::transport::stdio::serve(
+            server,
+            server_read,
+            server_write,
+        ));
+        let (read, writer) = tokio::io::split(client);
+        Peer {
+            writer,
+            lines: BufReader::new(read).lines(),
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.writer.write_all(line.as_bytes()).await.expect("write");
+        self.writer.write_all(b"\n").await.expect("write");
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
+            .await
+            .expect("an answer within 5 s")
+            .expect("read")
+            .expect("a line");
+        serde_json::from_str(&line).expect("the server writes JSON")
+    }
+
+    /// Nothing arrives within `ms`.
+    async fn silent_for(&mut self, ms: u64) -> bool {
+        tokio::time::timeout(Duration::from_millis(ms), self.lines.next_line())
+            .await
+            .is_err()
+    }
+
+    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let m = self.recv().await;
+            if m.get("id") == Some(&id) && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
+        let r = self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        r
+    }
+}
+
+fn tool(name: &str) -> Tool {
+    Tool {
+        name: name.into(),
+        title: None,
+        description: Some(name.into()),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: None,
+        icons: vec![],
+    }
+}
+
+fn server_with(limits: Limits, versions: VersionSet) -> Server {
+    let mut builder = Server::builder(Implementation::new("behaviour", "1.0.0"))
+        .limits(limits)
+        .versions(versions);
+    builder = builder
+        .tool(tool("echo"), |args, _| async move {
+            Ok(ToolResult::text(Value::Object(args).to_string()))
+        })
+        .tool(tool("slow"), |_, ctx| async move {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("finished")),
+                _ = ctx.cancelled() => Ok(ToolResult::text("cancelled")),
+            }
+        })
+        .tool(tool("panics"), |_, _| async move {
+            if true {
+                panic!("handler bug");
+            }
+            Ok(ToolResult::text("unreachable"))
+        })
+        .tool(tool("fails"), |_, _| async move {
+            Err(RpcError::new(
+                mcp_runtime::ErrorCode(-32050),
+                "custom failure",
+            ))
+        });
+    for i in 0..7 {
+        builder = builder.tool(tool(&format!("t{i}")), |_, _| async {
+            Ok(ToolResult::text("x"))
+        });
+    }
+    builder.build()
+}
+
+fn server() -> Server {
+    let mut limits = Limits::default();
+    limits.page_size = 5;
+    limits.max_message_bytes = 64 * 1024;
+    server_with(limits, VersionSet::ALL)
+}
+
+fn code(m: &Value) -> i64 {
+    m["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {m}"))
+}
+
+#[tokio::test]
+async fn before_initialize_only_ping_is_served() {
+    let mut p = Peer::start(server());
+    assert_eq!(
+        p.request(json!(1), "ping", json!({})).await["result"],
+        json!({})
+    );
+    let r = p.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(code(&r), -32600);
+    assert!(r.get("result").is_none());
+    let r = p.initialize("2025-06-18", json!({})).await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        p.request(json!(3), "tools/list", json!({})).await["result"]["tools"]
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
+    assert_eq!(code(&p.request(json!(4), "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "a", "version": "1"}})).await), -32600);
+}
+
+#[tokio::test]
+async fn unknown_versions_get_the_newest_legacy_and_disabled_ones_are_never_chosen() {
+    let mut p = Peer::start(server());
+    assert_eq!(
+        p.initialize("2099-01-01", json!({})).await["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+    let mut p = Peer::start(server_with(
+        Limits::default(),
+        VersionSet::ALL.without(ProtocolVersion::V2025_11_25),
+    ));
+    assert_eq!(
+        p.initialize("2025-11-25", json!({})).await["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+    let mut p = Peer::start(server_with(
+        Limits::default(),
+        VersionSet::ALL.without(ProtocolVersion::V2026_07_28),
+    ));
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
+    // A modern probe to a server that serves no modern revision: a non-modern error, so a
+    // dual-era client falls back to initialize (never -32022, never a result).
+    let r = p.request(json!("probe"), "server/discover", meta).await;
+    assert_eq!(code(&r), -32600);
+    assert_eq!(
+        p.initialize("2025-11-25", json!({})).await["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+}
+
+#[tokio::test]
+async fn a_modern_probe_then_legacy_fallback_works_on_one_connection() {
+    let mut p = Peer::start(server());
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
+    let r = p.request(json!(1), "server/discover", meta.clone()).await;
+    assert_eq!(r["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(r["result"]["resultType"], "complete");
+    // The same process also serves a legacy client after initialize.
+    assert_eq!(
+        p.initialize("2025-03-26", json!({})).await["result"]["protocolVersion"],
+        "2025-03-26"
+    );
+    assert!(p.request(json!(2), "tools/list", json!({})).await["result"]["tools"].is_array());
+    // Modern requests stay stateless and are answered in their own revision.
+    let r = p.request(json!(3), "tools/list", meta).await;
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["cacheScope"], "public");
+}
+
+#[tokio::test]
+async fn modern_removed_methods_and_bad_meta() {
+    let mut p = Peer::start(server());
+    let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
+    for method in [
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "initialize",
+        "unknown/method",
+    ] {
+        assert_eq!(
+            code(&p.request(json!(method), method, meta.clone()).await),
+            -32601,
+            "{method}"
+        );
+    }
+    let bad = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    assert_eq!(code(&p.request(json!(9), "tools/list", bad).await), -32602);
+    let unsupported = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01", "io.modelcontextprotocol/clientCapabilities": {}}});
+    let r = p.request(json!(10), "tools/list", unsupported).await;
+    assert_eq!(code(&r), -32022);
+    assert_eq!(r["error"]["data"]["requested"], "2030-01-01");
+}
+
+#[tokio::test]
+async fn routing_errors_have_the_right_codes_and_ids_keep_their_type() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-06-18", json!({})).await;
+    let r = p.request(json!("abc"), "no/such/method", json!({})).await;
+    assert_eq!((code(&r), r["id"].clone()), (-32601, json!("abc")));
+    // A method of another revision does not exist here.
+    assert_eq!(
+        code(&p.request(json!(1), "server/discover", json!({})).await),
+        -32601
+    );
+    // Params that do not decode into the revision's generated type.
+    let r = p
+        .request(json!(2), "tools/call", json!({"arguments": {}}))
+        .await;
+    assert_eq!(code(&r), -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("missing field `name`"),
+        "{r}"
+    );
+    assert_eq!(
+        code(
+            &p.request(json!(3), "tools/call", json!({"name": "nope"}))
+                .await
+        ),
+        -32602
+    );
+    // A handler's own error code is kept.
+    assert_eq!(
+        code(
+            &p.request(json!(4), "tools/call", json!({"name": "fails"}))
+                .await
+        ),
+        -32050
+    );
+    // Ids keep their JSON type, numbers as written.
+    assert_eq!(
+        p.request(json!(7.5), "ping", json!({})).await["id"],
+        json!(7.5)
+    );
+    assert_eq!(
+        p.request(json!(-3), "ping", json!({})).await["id"],
+        json!(-3)
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_handler_is_answered_and_the_server_keeps_serving() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-11-25", json!({})).await;
+    let r = p
+        .request(json!(1), "tools/call", json!({"name": "panics"}))
+        .await;
+    assert_eq!(code(&r), -32603);
+    assert!(p
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"a": 1}})
+        )
+        .await["result"]
+        .is_object());
+}
+
+#[tokio::test]
+async fn cancelled_requests_are_not_answered() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-06-18", json!({})).await;
+    p.send(json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "slow"}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    p.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41, "reason": "user"}})).await;
+    assert!(p.silent_for(300).await, "no answer to a cancelled request");
+    // The id is free again and the server still answers.
+    assert_eq!(
+        p.request(json!(41), "ping", json!({})).await["result"],
+        json!({})
+    );
+}
+
+#[tokio::test]
+async fn malformed_input_gets_errors_and_the_server_still_answers() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-06-18", json!({})).await;
+    p.send_raw(r#"{"jsonrpc": "2.0", "id": 1, "method": "ping""#)
+        .await;
+    let r = p.recv().await;
+    assert_eq!((code(&r), r["id"].clone()), (-32700, Value::Null));
+    p.send_raw(r#"{"jsonrpc": "1.0", "id": 2, "method": "ping"}"#)
+        .await;
+    assert_eq!(code(&p.recv().await), -32600);
+    p.send_raw(r#"{"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}"#)
+        .await;
+    assert_eq!(code(&p.recv().await), -32600);
+    p.send_raw(r#"{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "name"}"#)
+        .await;
+    assert_eq!(code(&p.recv().await), -32600);
+    // Too large for the configured limit (64 KiB here).
+    let huge = format!(
+        r#"{{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {{"name": "echo", "arguments": {{"blob": "{}"}}}}}}"#,
+        "x".repeat(100_000)
+    );
+    p.send_raw(&huge).await;
+    let r = p.recv().await;
+    assert_eq!(code(&r), -32600);
+    assert!(r["error"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("exceeds the limit"));
+    // Notifications are never answered, even unknown ones.
+    p.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever"}))
+        .await;
+    assert!(p.silent_for(100).await);
+    assert_eq!(
+        p.request(json!(5), "ping", json!({})).await["result"],
+        json!({})
+    );
+}
+
+#[tokio::test]
+async fn batches_only_in_2025_03_26() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-03-26", json!({})).await;
+    p.send(json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "echo", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "nope"}
+    ]))
+    .await;
+    let r = p.recv().await;
+    let answers = r.as_array().expect("one array of responses");
+    assert_eq!(answers.len(), 3, "{r}");
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert!(ids.contains(&&json!(1)) && ids.contains(&&json!("b")) && ids.contains(&&json!(3)));
+    // Only notifications: nothing at all.
+    p.send(json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]))
+        .await;
+    assert!(p.silent_for(100).await);
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let mut p = Peer::start(server());
+        p.initialize(version, json!({})).await;
+        p.send(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]))
+            .await;
+        let r = p.recv().await;
+        assert_eq!(code(&r), -32600, "{version}");
+    }
+}
+
+#[tokio::test]
+async fn pagination_with_opaque_cursors() {
+    let mut p = Peer::start(server());
+    p.initialize("2025-06-18", json!({})).await;
+    let mut names = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for page in 0.. {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = p.request(json!(page), "tools/list", params).await;
+        names.extend(
+            r["result"]["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| t["name"].as_str().expect("name").to_owned()),
+        );
+        cursor = r["result"].get("nextCursor").cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(names.len(), 11);
+    assert_eq!(
+        code(
+            &p.request(json!(99), "tools/list", json!({"cursor": "not-a-cursor"}))
+                .await
+        ),
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn capabilities_are_enforced() {
+    let server = Server::builder(Implementation::new("no-tools", "1")).build();
+    let mut p = Peer::start(server);
+    let r = p.initialize("2025-06-18", json!({})).await;
+    assert!(r["result"]["capabilities"].get("tools").is_none());
+    assert_eq!(
+        code(&p.request(json!(1), "tools/list", json!({})).await),
+        -32601
+    );
+    assert_eq!(
+        code(
+            &p.request(json!(2), "tools/call", json!({"name": "x"}))
+                .await
+        ),
+        -32601
+    );
+    assert_eq!(
+        code(&p.request(json!(3), "prompts/list", json!({})).await),
+        -32601
+    );
+}
+
+#[tokio::test]
+async fn list_changed_reaches_operating_sessions() {
+    let server = server();
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-06-18", json!({})).await;
+    p.request(json!(1), "ping", json!({})).await;
+    server.add_tool(tool("added"), |_, _| async { Ok(ToolResult::text("new")) });
+    let n = p.recv().await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    assert!(n.get("id").is_none());
+}
+
+#[test]
+fn a_child_process_over_stdio_serves_and_exits_on_end_of_input() {
+    use std::io::{BufRead, Write};
+    let exe = std::env::current_exe().expect("test exe");
+    let example = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .join("examples")
+        .join("conformance_server");
+    let mut child = std::process::Command::new(&example)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", example.display()));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut roundtrip = |msg: Value| -> Value {
+        writeln!(stdin, "{msg}").expect("write");
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).expect("json")
+    };
+    let r = roundtrip(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert_eq!(
+        r["result"]["serverInfo"]["name"],
+        "mcp-conformance-test-server"
+    );
+    let r = roundtrip(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_simple_text"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["type"], "text");
+    drop(stdin);
+    let status = child.wait().expect("exit");
+    assert!(status.success(), "clean exit on end of input: {status}");
+}
