@@ -3,7 +3,8 @@
 //! the extras of §18 that make per-revision shaping visible (titles, icons, annotations,
 //! structured output, resource links, audio).
 //!
-//! `cargo run -p mcp-runtime --example conformance_server` serves one client on stdio.
+//! `cargo run -p mcp-runtime --example conformance_server` serves one client on stdio;
+//! `… -- --http 127.0.0.1:3001` serves `http://127.0.0.1:3001/mcp` (and `/sse`).
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use mcp_runtime::model::{
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
     Tool, ToolAnnotations, ToolResult,
 };
-use mcp_runtime::{RpcError, Server};
+use mcp_runtime::{RpcError, Server, ServerEvent};
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -156,6 +157,31 @@ pub fn conformance_server() -> Server {
             },
             |_, _| async { ok(ToolResult::text("ok")) },
         )
+        // Diagnostic tools of the stateless probe (FIXTURE_SPEC §6.3).
+        .tool(tool("test_missing_capability", "Missing capability", "Needs the client's sampling capability"), |_, ctx| async move {
+            if ctx.client_supports("sampling") {
+                ok(ToolResult::text("Success"))
+            } else {
+                Err(RpcError::new(mcp_runtime::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability: sampling")
+                    .with_data(json!({"requiredCapabilities": {"sampling": {}}})))
+            }
+        })
+        .tool(tool("test_streaming_elicitation", "Streaming", "Streams a progress notification, then answers"), |_, ctx| async move {
+            ctx.progress(1.0, Some(1.0), Some("streaming")).await;
+            ok(ToolResult::text("Streaming completed"))
+        })
+        .tool(tool("test_logging_tool", "Logging (per request)", "Logs only if the request asked for a level"), |_, ctx| async move {
+            ctx.log(LogLevel::Info, Some("conformance"), json!("logging tool ran")).await;
+            ok(ToolResult::text("Logging tool executed"))
+        })
+        .tool(tool("test_trigger_tool_change", "Trigger tool change", "Announces a tool list change"), |_, ctx| async move {
+            ctx.server().notify(ServerEvent::ToolsChanged);
+            ok(ToolResult::text("Tool list change announced"))
+        })
+        .tool(tool("test_trigger_prompt_change", "Trigger prompt change", "Announces a prompt list change"), |_, ctx| async move {
+            ctx.server().notify(ServerEvent::PromptsChanged);
+            ok(ToolResult::text("Prompt list change announced"))
+        })
         .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
         })
@@ -214,13 +240,32 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    let mode = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "--stdio".to_owned());
-    match mode.as_str() {
-        "--stdio" => mcp_runtime::transport::stdio::serve_stdio(conformance_server()).await,
-        other => {
-            eprintln!("usage: conformance_server [--stdio]   (unknown option {other})");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] | ["--stdio"] => mcp_runtime::transport::stdio::serve_stdio(conformance_server()).await,
+        ["--http", addr] => {
+            let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
+                eprintln!("--http {addr}: {e}");
+                std::process::exit(2);
+            });
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            mcp_runtime::transport::http::serve_listener(
+                conformance_server(),
+                listener,
+                Default::default(),
+            )
+            .await
+        }
+        _ => {
+            eprintln!(
+                "usage: conformance_server [--stdio | --http ADDR]   (e.g. --http 127.0.0.1:3001)"
+            );
             std::process::exit(2);
         }
     }

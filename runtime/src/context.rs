@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc;
 use crate::model::LogLevel;
+use crate::server::Server;
 use crate::shape;
 use crate::version::ProtocolVersion;
 
@@ -69,6 +70,7 @@ impl LogFilter {
 /// The context of one request.
 #[derive(Clone, Debug)]
 pub struct Context {
+    server: Server,
     version: ProtocolVersion,
     client_capabilities: Value,
     progress_token: Option<Value>,
@@ -79,6 +81,7 @@ pub struct Context {
 
 impl Context {
     pub(crate) fn new(
+        server: Server,
         version: ProtocolVersion,
         client_capabilities: Value,
         progress_token: Option<Value>,
@@ -87,6 +90,7 @@ impl Context {
         cancel: CancellationToken,
     ) -> Context {
         Context {
+            server,
             version,
             client_capabilities,
             progress_token,
@@ -94,6 +98,11 @@ impl Context {
             out,
             cancel,
         }
+    }
+
+    /// The server handling this request (to announce changes, for instance).
+    pub fn server(&self) -> &Server {
+        &self.server
     }
 
     /// The revision this request is served at.
@@ -147,6 +156,12 @@ impl Context {
     /// Resolves when the client cancels this request.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await;
+    }
+
+    /// Sends a notification on this request's channel (crate-internal: handlers use the
+    /// typed helpers above).
+    pub(crate) async fn notify(&self, method: &str, params: Value) {
+        self.send(jsonrpc::notification(method, Some(params))).await;
     }
 
     async fn send(&self, message: Value) {

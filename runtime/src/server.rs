@@ -123,6 +123,7 @@ pub(crate) struct Inner {
     templates: Vec<TemplateEntry>,
     prompts: RwLock<Vec<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
+    next_subscription: std::sync::atomic::AtomicU64,
     declare_tools: bool,
     declare_resources: bool,
     declare_prompts: bool,
@@ -133,6 +134,15 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("versions", &self.inner.versions)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Builds a [`Server`].
@@ -399,6 +409,7 @@ impl ServerBuilder {
                 templates: self.templates,
                 prompts: RwLock::new(self.prompts),
                 completion: self.completion,
+                next_subscription: std::sync::atomic::AtomicU64::new(1),
                 events,
             }),
         }
@@ -621,10 +632,99 @@ impl Server {
                     self.inner.instructions.as_deref(),
                 )
             }
+            "subscriptions/listen" => self.listen(v, params, ctx).await,
             // Tasks (2025-11-25, experimental): not offered; the capability is never
             // declared, so a conforming client does not call these.
             _ => Err(RpcError::method_not_found(method)),
         }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
+    /// forwards the matching change notifications, each tagged with the subscription id,
+    /// until the client cancels or goes away (then nothing more is sent).
+    async fn listen(
+        &self,
+        v: ProtocolVersion,
+        params: Option<&Value>,
+        ctx: Context,
+    ) -> Result<Value, RpcError> {
+        // Only 2026-07-28 has this method (admission checked the revision's table).
+        debug_assert_eq!(v, ProtocolVersion::V2026_07_28);
+        check_params::<mcp_generated::v2026_07_28::methods::SubscriptionsListen>(params)?;
+        let filter = params
+            .and_then(|p| p.get("notifications"))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let wants = |key: &str| filter.get(key).and_then(Value::as_bool) == Some(true);
+        let mut honoured = Map::new();
+        if wants("toolsListChanged") && self.declares("tools") {
+            honoured.insert("toolsListChanged".into(), json!(true));
+        }
+        if wants("promptsListChanged") && self.declares("prompts") {
+            honoured.insert("promptsListChanged".into(), json!(true));
+        }
+        if wants("resourcesListChanged") && self.declares("resources") {
+            honoured.insert("resourcesListChanged".into(), json!(true));
+        }
+        let uris: Vec<String> = filter
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !uris.is_empty() && self.declares("resources") {
+            honoured.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        let id = format!(
+            "sub-{}",
+            self.inner
+                .next_subscription
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let tag = json!({SUBSCRIPTION_ID: id});
+        let mut events = self.events();
+        ctx.notify(
+            "notifications/subscriptions/acknowledged",
+            json!({"_meta": tag, "notifications": honoured}),
+        )
+        .await;
+        loop {
+            let event = tokio::select! {
+                _ = ctx.cancelled() => break,
+                e = events.recv() => e,
+            };
+            let (method, params) = match event {
+                Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
+                    ("notifications/tools/list_changed", json!({"_meta": tag}))
+                }
+                Ok(ServerEvent::PromptsChanged) if honoured.contains_key("promptsListChanged") => {
+                    ("notifications/prompts/list_changed", json!({"_meta": tag}))
+                }
+                Ok(ServerEvent::ResourcesChanged)
+                    if honoured.contains_key("resourcesListChanged") =>
+                {
+                    (
+                        "notifications/resources/list_changed",
+                        json!({"_meta": tag}),
+                    )
+                }
+                Ok(ServerEvent::ResourceUpdated(uri)) if uris.contains(&uri) => (
+                    "notifications/resources/updated",
+                    json!({"_meta": tag, "uri": uri}),
+                ),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            };
+            ctx.notify(method, params).await;
+        }
+        let mut result = Map::new();
+        result.insert("_meta".into(), tag);
+        result.insert("resultType".into(), json!("complete"));
+        Ok(Value::Object(result))
     }
 
     fn require(&self, capability: &str, method: &str) -> Result<(), RpcError> {
@@ -650,6 +750,9 @@ impl Server {
                 .any(|t| t.parsed.matches(uri).is_some())
     }
 }
+
+/// `_meta` key tagging the notifications of one `subscriptions/listen` stream.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Unknown resource: `-32002` in legacy revisions, `-32602` from 2026-07-28; `data.uri`
 /// names it in both.

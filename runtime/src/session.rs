@@ -70,6 +70,23 @@ impl Connection {
         conn
     }
 
+    /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
+    /// session notifications, so nothing is spawned for it.
+    pub fn stateless(server: Server, out: mpsc::Sender<Value>) -> Arc<Connection> {
+        Arc::new(Connection {
+            server,
+            out,
+            state: Mutex::new(State {
+                lifecycle: Lifecycle::New,
+                client_capabilities: json!({}),
+                subscriptions: BTreeSet::new(),
+            }),
+            in_flight: Mutex::new(HashMap::new()),
+            log_level: SharedLogLevel::default(),
+            closed: CancellationToken::new(),
+        })
+    }
+
     /// The legacy revision negotiated on this connection, if any.
     pub fn version(&self) -> Option<ProtocolVersion> {
         match lock(&self.state).lifecycle {
@@ -100,36 +117,51 @@ impl Connection {
     }
 
     /// Handles one frame (a stdio line, an HTTP body). Requests run concurrently as tasks;
-    /// their answers (and a batch's single array of answers) go to `out`.
-    pub async fn handle_frame(self: &Arc<Self>, bytes: &[u8]) {
+    /// their answers (a batch's as one array) and the notifications their handlers emit go
+    /// to `reply`; the session's own notifications go to the connection's channel.
+    /// Returns how many requests the frame held (0: nothing will be answered, unless the
+    /// frame itself was invalid).
+    pub async fn handle_frame(
+        self: &Arc<Self>,
+        bytes: &[u8],
+        reply: &mpsc::Sender<Value>,
+    ) -> usize {
         match jsonrpc::parse_frame(bytes) {
             Frame::Single(Err(invalid)) => {
-                self.send(jsonrpc::error_response(invalid.id.as_ref(), &invalid.error))
-                    .await
+                let _ = reply
+                    .send(jsonrpc::error_response(invalid.id.as_ref(), &invalid.error))
+                    .await;
+                1
             }
-            Frame::Single(Ok(message)) => {
-                if let Some(task) = self.dispatch(message) {
-                    let conn = Arc::clone(self);
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply) {
+                Some(task) => {
+                    let reply = reply.clone();
                     tokio::spawn(async move {
                         if let Some(answer) = task.await {
-                            conn.send(answer).await;
+                            let _ = reply.send(answer).await;
                         }
                     });
+                    1
                 }
-            }
-            Frame::Batch(items) => self.handle_batch(items).await,
+                None => 0,
+            },
+            Frame::Batch(items) => self.handle_batch(items, reply).await,
         }
     }
 
-    async fn handle_batch(self: &Arc<Self>, items: Vec<Result<Message, Invalid>>) {
+    async fn handle_batch(
+        self: &Arc<Self>,
+        items: Vec<Result<Message, Invalid>>,
+        reply: &mpsc::Sender<Value>,
+    ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
             let err = RpcError::new(
                 ErrorCode::INVALID_REQUEST,
                 "Invalid Request: batches are not accepted in this protocol revision",
             );
-            self.send(jsonrpc::error_response(None, &err)).await;
-            return;
+            let _ = reply.send(jsonrpc::error_response(None, &err)).await;
+            return 1;
         }
         let mut tasks = Vec::new();
         for item in items {
@@ -142,27 +174,29 @@ impl Connection {
                     .boxed(),
                 ),
                 Ok(message) => {
-                    if let Some(task) = self.dispatch(message) {
+                    if let Some(task) = self.dispatch(message, reply) {
                         tasks.push(task);
                     }
                 }
             }
         }
-        if tasks.is_empty() {
-            return;
+        let count = tasks.len();
+        if count == 0 {
+            return 0;
         }
-        let conn = Arc::clone(self);
+        let reply = reply.clone();
         tokio::spawn(async move {
             let answers: Vec<Value> = futures_util::future::join_all(tasks)
                 .await
                 .into_iter()
                 .flatten()
                 .collect();
-            // Only notifications (or only cancelled requests): nothing to send.
+            // Only cancelled requests: nothing to send.
             if !answers.is_empty() {
-                conn.send(Value::Array(answers)).await;
+                let _ = reply.send(Value::Array(answers)).await;
             }
         });
+        count
     }
 
     /// Notifications and responses are handled at once; a request becomes a future that
@@ -170,6 +204,7 @@ impl Connection {
     fn dispatch(
         self: &Arc<Self>,
         message: Message,
+        reply: &mpsc::Sender<Value>,
     ) -> Option<futures_util::future::BoxFuture<'static, Option<Value>>> {
         match message {
             Message::Notification { method, params } => {
@@ -198,17 +233,18 @@ impl Connection {
                 }
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
-                let admitted = match self.admit_request(&method, params.as_ref(), token.clone()) {
-                    Admission::Answer(outcome) => {
-                        lock(&self.in_flight).remove(&id);
-                        let answer = match outcome {
-                            Ok(result) => jsonrpc::result_response(&id, result),
-                            Err(error) => jsonrpc::error_response(Some(&id), &error),
-                        };
-                        return Some(futures_util::future::ready(Some(answer)).boxed());
-                    }
-                    Admission::Handler(v, ctx) => (v, ctx),
-                };
+                let admitted =
+                    match self.admit_request(&method, params.as_ref(), token.clone(), reply) {
+                        Admission::Answer(outcome) => {
+                            lock(&self.in_flight).remove(&id);
+                            let answer = match outcome {
+                                Ok(result) => jsonrpc::result_response(&id, result),
+                                Err(error) => jsonrpc::error_response(Some(&id), &error),
+                            };
+                            return Some(futures_util::future::ready(Some(answer)).boxed());
+                        }
+                        Admission::Handler(v, ctx) => (v, ctx),
+                    };
                 let conn = Arc::clone(self);
                 Some(
                     async move {
@@ -279,6 +315,7 @@ impl Connection {
         method: &str,
         params: Option<&Value>,
         cancel: CancellationToken,
+        reply: &mpsc::Sender<Value>,
     ) -> Admission {
         let server = &self.server;
         let modern_served = server.versions().of_era(Era::Modern).next().is_some();
@@ -296,11 +333,12 @@ impl Connection {
                 None => LogFilter::Off,
             };
             let ctx = Context::new(
+                self.server.clone(),
                 v,
                 meta.client_capabilities,
                 Self::progress_token(params),
                 log,
-                self.out.clone(),
+                reply.clone(),
                 cancel,
             );
             return Admission::Handler(v, ctx);
@@ -334,11 +372,12 @@ impl Connection {
             _ => {
                 let caps = lock(&self.state).client_capabilities.clone();
                 let ctx = Context::new(
+                    self.server.clone(),
                     v,
                     caps,
                     Self::progress_token(params),
                     LogFilter::Session(self.log_level.clone()),
-                    self.out.clone(),
+                    reply.clone(),
                     cancel,
                 );
                 Admission::Handler(v, ctx)

@@ -1,4 +1,5 @@
 //! Transports: how frames reach a [`Connection`](crate::session::Connection) and how its
 //! messages reach the peer.
 
+pub mod http;
 pub mod stdio;

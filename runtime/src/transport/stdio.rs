@@ -52,7 +52,7 @@ where
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                conn.handle_frame(&bytes).await;
+                conn.handle_frame(&bytes, &tx).await;
             }
         }
     }

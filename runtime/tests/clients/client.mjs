@@ -25,6 +25,8 @@ function pick(items, key, preferred) {
   return items.find((x) => x[key] === preferred) ?? items.find(noRequired) ?? items[0];
 }
 
+let transport; // closed on timeout too, so no server process outlives the client
+
 async function run() {
   if (!spec || sep !== '--' || !command) throw new Error(`usage: client.mjs <${Object.keys(CLIENTS).join('|')}> -- <command> [args...]`);
   const pkgDir = new URL(`./node_modules/${spec.alias}/`, import.meta.url);
@@ -37,7 +39,7 @@ async function run() {
     { name: `mcp-interop-${id}`, version: '1.0.0' },
     { capabilities: {}, ...(spec.negotiation ? { versionNegotiation: spec.negotiation } : {}) },
   );
-  const transport = new StdioClientTransport({ command, args, env: { ...process.env } });
+  transport = new StdioClientTransport({ command, args, env: { ...process.env } });
   // 1.x clients do not expose the negotiated version: note the protocolVersion of the initialize result on the wire.
   let wireVersion;
   let handler;
@@ -81,7 +83,10 @@ async function run() {
 }
 
 const timeoutMs = 1000 * Number(process.env.MCP_CLIENT_TIMEOUT || 60);
-setTimeout(() => finish({ client: id, ok: false, error: `timed out after ${timeoutMs} ms` }, 1), timeoutMs).unref();
+setTimeout(async () => {
+  await Promise.race([transport?.close(), new Promise((r) => setTimeout(r, 2000))]).catch(() => {});
+  finish({ client: id, ok: false, error: `timed out after ${timeoutMs} ms` }, 1);
+}, timeoutMs).unref();
 run().then(
   (out) => finish(out, 0),
   (err) => {

@@ -81,9 +81,14 @@ def main():
         sys.exit(2)
     params = StdioServerParameters(command=argv[2], args=argv[3:], env=dict(os.environ))
 
+    timeout = float(os.environ.get("MCP_CLIENT_TIMEOUT", "60"))
+
     async def bounded():
-        with anyio.fail_after(float(os.environ.get("MCP_CLIENT_TIMEOUT", "60"))):
-            return await run(client_id, params)
+        try:
+            with anyio.fail_after(timeout):
+                return await run(client_id, params)
+        except TimeoutError as exc:
+            raise TimeoutError(f"timed out after {timeout:g} s") from exc
 
     try:
         out, code = anyio.run(bounded), 0

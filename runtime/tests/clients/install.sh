@@ -25,7 +25,7 @@ for req in "$HERE"/requirements-*.txt; do
   venv="$DIR/py-$rev"
   if ! stamp_ok "$req" "$venv/.install-stamp"; then
     rm -rf "$venv"
-    python3 -m venv "$venv"
+    "${PYTHON:-python3}" -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
     sha256sum < "$req" > "$venv/.install-stamp"
   fi

@@ -1,0 +1,664 @@
+//! HTTP: Streamable HTTP on one endpoint for both eras (legacy sessions of 2025-03-26 …
+//! 2025-11-25, stateless 2026-07-28 requests), and the old HTTP+SSE transport of
+//! 2024-11-05 (`GET /sse` + `POST /messages`). DNS-rebinding protection, a body limit
+//! and a session cap are on by default.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use base64::Engine;
+use futures_util::stream;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::jsonrpc::{self, ErrorCode, RequestId, RpcError};
+use crate::server::Server;
+use crate::session::Connection;
+use crate::version::{self, Era, ProtocolVersion};
+
+/// HTTP settings, with safe defaults.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// Host names accepted in `Host` and `Origin` (port ignored). Default: loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// At most this many live legacy sessions (further `initialize` get 503). Default 1000.
+    pub max_sessions: usize,
+    /// A legacy session unused for this long ends. Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Serve the standalone GET stream of legacy sessions (else 405). Default on.
+    pub get_stream: bool,
+    /// Serve the 2024-11-05 HTTP+SSE transport at `/sse` and `/messages`. Default on.
+    pub legacy_sse: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> HttpConfig {
+        HttpConfig {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            max_sessions: 1000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            get_stream: true,
+            legacy_sse: true,
+        }
+    }
+}
+
+struct Session {
+    conn: Arc<Connection>,
+    /// The session's own notifications, taken by its GET stream (or by the HTTP+SSE
+    /// stream, which also carries every answer).
+    notifications: Mutex<Option<mpsc::Receiver<Value>>>,
+    /// HTTP+SSE sessions: answers go to the stream, not to the POST.
+    sse_sink: Option<mpsc::Sender<Value>>,
+    last_seen: Mutex<Instant>,
+}
+
+struct AppState {
+    server: Server,
+    config: HttpConfig,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The HTTP routes for `server`: `/mcp` (Streamable HTTP), and `/sse` + `/messages`
+/// (HTTP+SSE) unless disabled.
+pub fn router(server: Server, config: HttpConfig) -> Router {
+    let limit = server.limits().max_message_bytes;
+    let legacy_sse = config.legacy_sse;
+    let state = Arc::new(AppState {
+        server,
+        config,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    spawn_reaper(Arc::downgrade(&state));
+    let mut app = Router::new().route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp));
+    if legacy_sse {
+        app = app
+            .route("/sse", get(get_sse))
+            .route("/messages", post(post_messages));
+    }
+    app.layer(DefaultBodyLimit::max(limit)).with_state(state)
+}
+
+/// Serves `server` on `addr` until the process ends.
+pub async fn serve_http(
+    server: Server,
+    addr: SocketAddr,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_listener(server, listener, config).await
+}
+
+/// Serves `server` on an already bound listener (tests bind `127.0.0.1:0`).
+pub async fn serve_listener(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    let app = router(server, config);
+    // Nagle's algorithm stalls small SSE writes by ~40 ms per request with some clients.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("TCP_NODELAY: {e}");
+        }
+    });
+    axum::serve(listener, app).await
+}
+
+fn spawn_reaper(state: std::sync::Weak<AppState>) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            let Some(state) = state.upgrade() else { return };
+            let timeout = state.config.session_idle_timeout;
+            let mut sessions = lock(&state.sessions);
+            sessions.retain(|_, s| {
+                let alive = lock(&s.last_seen).elapsed() < timeout;
+                if !alive {
+                    s.conn.close();
+                }
+                alive
+            });
+        }
+    });
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn rpc_error(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    code: ErrorCode,
+    message: &str,
+) -> Response {
+    json_response(
+        status,
+        &jsonrpc::error_response(id, &RpcError::new(code, message)),
+    )
+}
+
+/// Host and Origin must name an allowed host (DNS-rebinding protection): else 403.
+fn check_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Response> {
+    let allowed = |authority: &str| {
+        let host = if authority.starts_with('[') {
+            authority.split_inclusive(']').next().unwrap_or(authority)
+        } else {
+            authority.split(':').next().unwrap_or(authority)
+        };
+        config
+            .allowed_hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(host))
+    };
+    let forbidden = |what: &str| {
+        rpc_error(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            &format!("Forbidden: {what} not allowed"),
+        )
+    };
+    match headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
+        Some(host) if allowed(host) => {}
+        _ => return Err(forbidden("Host")),
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let ok = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.split_once("://"))
+            .is_some_and(|(scheme, rest)| {
+                (scheme == "http" || scheme == "https") && allowed(rest.trim_end_matches('/'))
+            });
+        if !ok {
+            return Err(forbidden("Origin"));
+        }
+    }
+    Ok(())
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+fn request_id(body: &Value) -> Option<RequestId> {
+    match jsonrpc::parse_message(body.clone()) {
+        Ok(jsonrpc::Message::Request { id, .. }) => Some(id),
+        Err(invalid) => invalid.id,
+        _ => None,
+    }
+}
+
+async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    if let Some(session_id) = header_str(&headers, "mcp-session-id") {
+        let session = lock(&state.sessions).get(session_id).cloned();
+        let Some(session) = session else {
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                None,
+                ErrorCode(-32001),
+                "Session not found",
+            );
+        };
+        *lock(&session.last_seen) = Instant::now();
+        if let Some(v) = header_str(&headers, "mcp-protocol-version") {
+            match ProtocolVersion::parse(v) {
+                Some(v) if Some(v) == session.conn.version() => {}
+                Some(_) => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        None,
+                        ErrorCode::INVALID_REQUEST,
+                        "MCP-Protocol-Version does not match the session's revision",
+                    )
+                }
+                None => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        None,
+                        ErrorCode::INVALID_REQUEST,
+                        &format!("Unsupported MCP-Protocol-Version: {v}"),
+                    )
+                }
+            }
+        }
+        return dispatch(&session.conn, &body, None).await;
+    }
+    let parsed: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorCode::PARSE_ERROR,
+                &format!("Parse error: {e}"),
+            )
+        }
+    };
+    let header_version = header_str(&headers, "mcp-protocol-version");
+    let has_meta = parsed.pointer("/params/_meta").is_some();
+    let header_is_legacy = header_version
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(|v| v.era() == Era::Legacy);
+    let modern_served = state.server.versions().of_era(Era::Modern).next().is_some();
+    if modern_served && (has_meta || header_version.is_some()) && !(!has_meta && header_is_legacy) {
+        return stateless(&state, &headers, parsed, &body).await;
+    }
+    if parsed.get("method").and_then(Value::as_str) == Some("initialize") {
+        return initialize(&state, &body).await;
+    }
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        request_id(&parsed).as_ref(),
+        ErrorCode(-32000),
+        "Bad Request: invalid or missing session ID",
+    )
+}
+
+async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
+    if lock(&state.sessions).len() >= state.config.max_sessions {
+        return rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            "Too many sessions",
+        );
+    }
+    let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
+    let conn = Connection::new(state.server.clone(), tx);
+    let response = dispatch(&conn, body, None).await;
+    if conn.version().is_none() {
+        // initialize failed: no session.
+        conn.close();
+        return response;
+    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let session = Arc::new(Session {
+        conn,
+        notifications: Mutex::new(Some(rx)),
+        sse_sink: None,
+        last_seen: Mutex::new(Instant::now()),
+    });
+    lock(&state.sessions).insert(id.clone(), session);
+    let mut response = response;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("mcp-session-id", value);
+    }
+    response
+}
+
+/// Validates a stateless (2026-07-28) request in the order the spec gives, then serves
+/// it on a connection of its own.
+async fn stateless(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    parsed: Value,
+    body: &Bytes,
+) -> Response {
+    let id = request_id(&parsed);
+    let id = id.as_ref();
+    let bad =
+        |code: ErrorCode, message: &str| rpc_error(StatusCode::BAD_REQUEST, id, code, message);
+    let Some(header_version) = header_str(headers, "mcp-protocol-version") else {
+        return bad(
+            ErrorCode::HEADER_MISMATCH,
+            "Header mismatch: MCP-Protocol-Version header is required",
+        );
+    };
+    let params = parsed.get("params");
+    let meta_version = params
+        .and_then(|p| p.pointer("/_meta"))
+        .and_then(|m| m.get(version::META_PROTOCOL_VERSION))
+        .cloned();
+    if let Err(e) = version::negotiate_modern(params, crate::VersionSet::ALL) {
+        if e.code == ErrorCode::INVALID_PARAMS {
+            return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(id, &e));
+        }
+    }
+    if meta_version.as_ref().and_then(Value::as_str) != Some(header_version) {
+        return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header does not match params._meta protocol version");
+    }
+    if let Err(e) = version::negotiate_modern(params, state.server.versions()) {
+        return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(id, &e));
+    }
+    let method = parsed
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match header_str(headers, "mcp-method") {
+        Some(m) if m == method => {}
+        Some(m) => return bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Method header value '{m}' does not match body value '{method}'")),
+        None => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Method header is required"),
+    }
+    let name_source = match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+        "resources/read" => params.and_then(|p| p.get("uri")),
+        _ => None,
+    };
+    if let Some(expected) = name_source.and_then(Value::as_str) {
+        match header_str(headers, "mcp-name").map(decode_header_value) {
+            Some(Some(v)) if v == expected => {}
+            Some(Some(v)) => return bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Name header value '{v}' does not match body value '{expected}'")),
+            Some(None) => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is not valid base64"),
+            None => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is required"),
+        }
+    }
+    let (tx, _unused) = mpsc::channel(1);
+    let conn = Connection::stateless(state.server.clone(), tx);
+    dispatch(&conn, body, Some(StatusMap::Modern)).await
+}
+
+/// A header value, literal or in the `=?base64?…?=` sentinel form.
+fn decode_header_value(raw: &str) -> Option<String> {
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(raw.to_owned()),
+    }
+}
+
+/// How JSON-RPC errors map to HTTP statuses (stateless wire only).
+#[derive(Clone, Copy)]
+enum StatusMap {
+    Modern,
+}
+
+fn status_for(map: Option<StatusMap>, answer: &Value) -> StatusCode {
+    let code = answer.pointer("/error/code").and_then(Value::as_i64);
+    match (map, code) {
+        (Some(StatusMap::Modern), Some(-32601)) => StatusCode::NOT_FOUND,
+        (Some(StatusMap::Modern), Some(-32020 | -32021 | -32022)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// Sends a POST body into a connection and turns what comes back into the HTTP answer:
+/// 202 for notifications and responses only; JSON when the answer comes first; else an
+/// SSE stream of the request's notifications followed by its answer.
+async fn dispatch(conn: &Arc<Connection>, body: &Bytes, map: Option<StatusMap>) -> Response {
+    let (tx, mut rx) = mpsc::channel::<Value>(64);
+    let requests = conn.handle_frame(body, &tx).await;
+    drop(tx);
+    if requests == 0 {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let Some(first) = rx.recv().await else {
+        // Every request was cancelled: nothing to say.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let is_answer =
+        first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
+    if is_answer {
+        return json_response(status_for(map, &first), &first);
+    }
+    let events = stream::unfold((Some(first), rx), |(pending, mut rx)| async move {
+        let next = match pending {
+            Some(v) => Some(v),
+            None => rx.recv().await,
+        };
+        next.map(|v| {
+            (
+                Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
+                (None, rx),
+            )
+        })
+    });
+    sse_response(Body::from_stream(events))
+}
+
+fn sse_event(message: &Value, event: Option<&str>) -> Bytes {
+    let mut out = String::new();
+    if let Some(e) = event {
+        out.push_str("event: ");
+        out.push_str(e);
+        out.push('\n');
+    }
+    out.push_str("data: ");
+    out.push_str(&message.to_string());
+    out.push_str("\n\n");
+    Bytes::from(out)
+}
+
+fn sse_response(body: Body) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    if !state.config.get_stream {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let Some(session_id) = header_str(&headers, "mcp-session-id") else {
+        // The stateless revision has no GET stream.
+        return rpc_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            None,
+            ErrorCode(-32000),
+            "Method Not Allowed: GET needs an Mcp-Session-Id",
+        );
+    };
+    let session = lock(&state.sessions).get(session_id).cloned();
+    let Some(session) = session else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode(-32001),
+            "Session not found",
+        );
+    };
+    let Some(rx) = lock(&session.notifications).take() else {
+        return rpc_error(
+            StatusCode::CONFLICT,
+            None,
+            ErrorCode(-32000),
+            "Conflict: this session already has a GET stream",
+        );
+    };
+    let holder = StreamHolder {
+        session: Arc::clone(&session),
+        rx: Some(rx),
+    };
+    let events = stream::unfold(holder, |mut holder| async move {
+        let rx = holder.rx.as_mut()?;
+        let message = rx.recv().await?;
+        Some((
+            Ok::<_, std::convert::Infallible>(sse_event(&message, None)),
+            holder,
+        ))
+    });
+    sse_response(Body::from_stream(events))
+}
+
+/// Gives a session's notification receiver back when its GET stream goes away, so the
+/// client can open another.
+struct StreamHolder {
+    session: Arc<Session>,
+    rx: Option<mpsc::Receiver<Value>>,
+}
+
+impl Drop for StreamHolder {
+    fn drop(&mut self) {
+        if let Some(rx) = self.rx.take() {
+            *lock(&self.session.notifications) = Some(rx);
+        }
+    }
+}
+
+async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    let Some(session_id) = header_str(&headers, "mcp-session-id") else {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    match lock(&state.sessions).remove(session_id) {
+        Some(session) => {
+            session.conn.close();
+            StatusCode::OK.into_response()
+        }
+        None => rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode(-32001),
+            "Session not found",
+        ),
+    }
+}
+
+/// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
+/// connection; every answer and notification then arrives on the stream.
+async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    if lock(&state.sessions).len() >= state.config.max_sessions {
+        return rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            "Too many sessions",
+        );
+    }
+    let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
+    let conn = Connection::new(state.server.clone(), tx.clone());
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let session = Arc::new(Session {
+        conn,
+        notifications: Mutex::new(None),
+        sse_sink: Some(tx),
+        last_seen: Mutex::new(Instant::now()),
+    });
+    lock(&state.sessions).insert(id.clone(), Arc::clone(&session));
+    let endpoint = Bytes::from(format!(
+        "event: endpoint\ndata: /messages?sessionId={id}\n\n"
+    ));
+    let guard = SseGuard {
+        state: Arc::downgrade(&state),
+        id,
+        rx,
+    };
+    let events =
+        stream::once(async move { Ok::<_, std::convert::Infallible>(endpoint) }).chain_with(guard);
+    sse_response(Body::from_stream(events))
+}
+
+/// Ends an HTTP+SSE session when its stream goes away.
+struct SseGuard {
+    state: std::sync::Weak<AppState>,
+    id: String,
+    rx: mpsc::Receiver<Value>,
+}
+
+impl Drop for SseGuard {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.upgrade() {
+            if let Some(session) = lock(&state.sessions).remove(&self.id) {
+                session.conn.close();
+            }
+        }
+    }
+}
+
+trait ChainWith {
+    fn chain_with(
+        self,
+        guard: SseGuard,
+    ) -> futures_util::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>>;
+}
+
+impl<S> ChainWith for S
+where
+    S: futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
+{
+    fn chain_with(
+        self,
+        guard: SseGuard,
+    ) -> futures_util::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>> {
+        use futures_util::StreamExt;
+        let rest = stream::unfold(guard, |mut guard| async move {
+            let message = guard.rx.recv().await?;
+            Some((Ok(sse_event(&message, Some("message"))), guard))
+        });
+        self.chain(rest).boxed()
+    }
+}
+
+async fn post_messages(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    let Some(session_id) = query.get("sessionId") else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode(-32000),
+            "Bad Request: sessionId is required",
+        );
+    };
+    let session = lock(&state.sessions).get(session_id).cloned();
+    let Some(session) = session else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode(-32001),
+            "Session not found",
+        );
+    };
+    let Some(sink) = session.sse_sink.clone() else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode(-32001),
+            "Session not found",
+        );
+    };
+    *lock(&session.last_seen) = Instant::now();
+    session.conn.handle_frame(&body, &sink).await;
+    StatusCode::ACCEPTED.into_response()
+}
