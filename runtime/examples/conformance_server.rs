@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use mcp_runtime::asks::Ask;
 use mcp_runtime::model::{
     Annotations, Completion, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument,
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
@@ -89,6 +90,70 @@ fn user(content: Content) -> PromptMessage {
 
 fn ok(result: ToolResult) -> Result<ToolResult, RpcError> {
     Ok(result)
+}
+
+fn tool_with_args(
+    name: &str,
+    title: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+) -> Tool {
+    Tool {
+        input_schema: json!({"type": "object", "properties": properties, "required": required}),
+        ..tool(name, title, description)
+    }
+}
+
+/// An elicitation of one required string field.
+fn elicit(message: &str, field: &str) -> Ask {
+    Ask::Elicit {
+        message: message.into(),
+        requested_schema: json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]}),
+    }
+}
+
+fn confirm() -> Ask {
+    Ask::Elicit {
+        message: "Please confirm".into(),
+        requested_schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+    }
+}
+
+fn field(elicit_result: &Value, name: &str) -> String {
+    elicit_result["content"][name]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn sampled_text(create_message_result: &Value) -> String {
+    let content = &create_message_result["content"];
+    let block = if content.is_array() {
+        &content[0]
+    } else {
+        content
+    };
+    block["text"].as_str().unwrap_or_default().to_owned()
+}
+
+fn elicitation_result(
+    label: &str,
+    answer: Result<Value, RpcError>,
+) -> Result<ToolResult, RpcError> {
+    match answer {
+        Ok(a) => ok(ToolResult::text(format!(
+            "{label}: action={}, content={}",
+            a["action"].as_str().unwrap_or_default(),
+            a.get("content").cloned().unwrap_or(json!({}))
+        ))),
+        // In 2026-07-28 the first pass ends here and the runtime answers input_required.
+        Err(e) if e.code == mcp_runtime::asks::INPUT_REQUIRED_MARKER => Err(e),
+        Err(e) => ok(ToolResult::error(format!(
+            "Elicitation failed: {}",
+            e.message
+        ))),
+    }
 }
 
 /// The conformance fixture server.
@@ -182,6 +247,89 @@ pub fn conformance_server() -> Server {
             ctx.server().notify(ServerEvent::PromptsChanged);
             ok(ToolResult::text("Prompt list change announced"))
         })
+        // Asking the client: one handler API, every era (legacy requests, 2026-07-28
+        // multi round-trip input_required results).
+        .tool(tool_with_args("test_sampling", "Sampling", "Asks the client's model", json!({"prompt": {"type": "string"}}), &["prompt"]), |args, ctx| async move {
+            let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100});
+            match ctx.create_message(params).await {
+                Ok(answer) => ok(ToolResult::text(format!("LLM response: {}", sampled_text(&answer)))),
+                Err(e) => ok(ToolResult::error(format!("Sampling failed: {}", e.message))),
+            }
+        })
+        .tool(tool_with_args("test_elicitation", "Elicitation", "Asks the user", json!({"message": {"type": "string"}}), &["message"]), |args, ctx| async move {
+            let message = args.get("message").and_then(Value::as_str).unwrap_or("Please provide your details").to_owned();
+            let schema = json!({"type": "object", "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"}}, "required": ["username", "email"]});
+            elicitation_result("User response", ctx.elicit(message, schema).await)
+        })
+        .tool(tool("test_elicitation_sep1034_defaults", "Elicitation defaults", "Asks with default values"), |_, ctx| async move {
+            let schema = json!({"type": "object", "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "default": true}}, "required": []});
+            elicitation_result("Elicitation completed", ctx.elicit("Please review the defaults", schema).await)
+        })
+        .tool(tool("test_elicitation_sep1330_enums", "Elicitation enums", "Asks with every enum form"), |_, ctx| async move {
+            let schema = json!({"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}, {"const": "value3", "title": "Third Option"}]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"anyOf": [{"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"}, {"const": "value3", "title": "Third Choice"}]}}}});
+            elicitation_result("Elicitation completed", ctx.elicit("Please choose", schema).await)
+        })
+        .tool(tool("test_input_required_result_elicitation", "Input required: elicitation", "Asks the user's name"), |_, ctx| async move {
+            let answer = ctx.ask(vec![(Some("user_name".into()), elicit("What is your name?", "name"))]).await?;
+            ok(ToolResult::text(format!("Hello, {}!", field(&answer[0], "name"))))
+        })
+        .tool(tool("test_input_required_result_sampling", "Input required: sampling", "Asks the client's model"), |_, ctx| async move {
+            let ask = Ask::CreateMessage(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}], "maxTokens": 100}));
+            let answer = ctx.ask(vec![(Some("capital_question".into()), ask)]).await?;
+            ok(ToolResult::text(format!("The model said: {}", sampled_text(&answer[0]))))
+        })
+        .tool(tool("test_input_required_result_list_roots", "Input required: roots", "Asks for the client's roots"), |_, ctx| async move {
+            let answer = ctx.ask(vec![(Some("client_roots".into()), Ask::ListRoots)]).await?;
+            let n = answer[0]["roots"].as_array().map_or(0, Vec::len);
+            ok(ToolResult::text(format!("Found {n} root(s)")))
+        })
+        .tool(tool("test_input_required_result_request_state", "Input required: state", "Asks for confirmation, keeps state"), |_, ctx| async move {
+            let answer = ctx.ask(vec![(Some("confirm".into()), confirm())]).await?;
+            ok(ToolResult::text(format!("state-ok: confirmed={}", answer[0]["content"]["ok"])))
+        })
+        .tool(tool("test_input_required_result_multiple_inputs", "Input required: several", "Asks three things at once"), |_, ctx| async move {
+            let greeting = Ask::CreateMessage(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}));
+            let answers = ctx
+                .ask(vec![(Some("user_name".into()), elicit("What is your name?", "name")), (Some("greeting".into()), greeting), (Some("client_roots".into()), Ask::ListRoots)])
+                .await?;
+            ok(ToolResult::text(format!("{} {}, {} root(s)", sampled_text(&answers[1]), field(&answers[0], "name"), answers[2]["roots"].as_array().map_or(0, Vec::len))))
+        })
+        .tool(tool("test_input_required_result_multi_round", "Input required: two rounds", "Asks twice, one after the other"), |_, ctx| async move {
+            let first = ctx.ask(vec![(Some("step1".into()), elicit("Step 1: What is your name?", "name"))]).await?;
+            let second = ctx.ask(vec![(Some("step2".into()), elicit("Step 2: What is your favorite color?", "color"))]).await?;
+            ok(ToolResult::text(format!("{} likes {}", field(&first[0], "name"), field(&second[0], "color"))))
+        })
+        .tool(tool("test_input_required_result_tampered_state", "Input required: tampering", "Rejects an altered requestState"), |_, ctx| async move {
+            ctx.ask(vec![(Some("confirm".into()), confirm())]).await?;
+            ok(ToolResult::text("state verified"))
+        })
+        .tool(tool("test_input_required_result_capabilities", "Input required: capabilities", "Asks only what the client supports"), |_, ctx| async move {
+            let mut asks = Vec::new();
+            if ctx.client_supports("sampling") {
+                asks.push((Some("sample".into()), Ask::CreateMessage(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}], "maxTokens": 20}))));
+            }
+            if ctx.client_supports("elicitation") {
+                asks.push((Some("confirm".into()), confirm()));
+            }
+            if asks.is_empty() {
+                return ok(ToolResult::error("the client supports neither sampling nor elicitation"));
+            }
+            ctx.ask(asks).await?;
+            ok(ToolResult::text("capabilities respected"))
+        })
         .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
         })
@@ -222,6 +370,10 @@ pub fn conformance_server() -> Server {
         })
         .prompt(prompt("test_prompt_with_image", "A prompt with an image", vec![]), |_, _| async {
             Ok(PromptResult { description: None, messages: vec![user(Content::image(PNG, "image/png")), user(Content::text("Please analyze the image above."))] })
+        })
+        .prompt(prompt("test_input_required_result_prompt", "A prompt that asks the user for context", vec![]), |_, ctx| async move {
+            let answer = ctx.ask(vec![(Some("user_context".into()), elicit("What context should the prompt use?", "context"))]).await?;
+            Ok(PromptResult { description: None, messages: vec![user(Content::text(format!("Prompt with context: {}", field(&answer[0], "context"))))] })
         })
         .completion(|req, _| async move {
             let candidates: &[&str] = match req.argument.as_str() {

@@ -9,7 +9,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::jsonrpc;
+use crate::asks::{self, Ask, Asker};
+use crate::jsonrpc::{self, RequestId, RpcError};
 use crate::model::LogLevel;
 use crate::server::Server;
 use crate::shape;
@@ -77,6 +78,7 @@ pub struct Context {
     log: LogFilter,
     out: mpsc::Sender<Value>,
     cancel: CancellationToken,
+    asker: Asker,
 }
 
 impl Context {
@@ -88,6 +90,7 @@ impl Context {
         log: LogFilter,
         out: mpsc::Sender<Value>,
         cancel: CancellationToken,
+        asker: Asker,
     ) -> Context {
         Context {
             server,
@@ -97,7 +100,66 @@ impl Context {
             log,
             out,
             cancel,
+            asker,
         }
+    }
+
+    /// Asks the user for input (`elicitation/create`, form mode; 2025-06-18+) and returns
+    /// the client's `ElicitResult` (`action`, `content`). Fails without sending anything
+    /// if the client did not declare `elicitation`.
+    pub async fn elicit(
+        &self,
+        message: impl Into<String>,
+        requested_schema: Value,
+    ) -> Result<Value, RpcError> {
+        self.ask_one(
+            None,
+            Ask::Elicit {
+                message: message.into(),
+                requested_schema,
+            },
+        )
+        .await
+    }
+
+    /// Asks the client's model (`sampling/createMessage`, params as the newest revision
+    /// defines them) and returns its `CreateMessageResult`.
+    pub async fn create_message(&self, params: Value) -> Result<Value, RpcError> {
+        self.ask_one(None, Ask::CreateMessage(params)).await
+    }
+
+    /// Asks the client for its roots and returns its `ListRootsResult`.
+    pub async fn list_roots(&self) -> Result<Value, RpcError> {
+        self.ask_one(None, Ask::ListRoots).await
+    }
+
+    /// Asks several things at once (one round trip in 2026-07-28; concurrent requests
+    /// before). Each may carry a key naming it in `inputRequests` (default `input-N`).
+    pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, RpcError> {
+        asks::ask_all(self, &self.asker, asks).await
+    }
+
+    async fn ask_one(&self, key: Option<String>, ask: Ask) -> Result<Value, RpcError> {
+        let mut answers = self.ask(vec![(key, ask)]).await?;
+        answers.pop().ok_or_else(|| RpcError::internal("no answer"))
+    }
+
+    pub(crate) fn asker(&self) -> &Asker {
+        &self.asker
+    }
+
+    pub(crate) async fn send_request(&self, id: &RequestId, method: &str, params: Value) {
+        self.send(jsonrpc::request(id, method, Some(params))).await;
+    }
+
+    pub(crate) async fn send_cancel(&self, id: &RequestId, reason: &str) {
+        let _ = self
+            .out
+            .send(jsonrpc::notification(
+                "notifications/cancelled",
+                Some(serde_json::json!({"requestId": id.to_value(), "reason": reason})),
+            ))
+            .await;
     }
 
     /// The server handling this request (to announce changes, for instance).

@@ -8,6 +8,7 @@
 //! revision's generated type.
 #![warn(missing_docs)]
 
+pub mod asks;
 pub mod context;
 pub mod jsonrpc;
 pub mod model;

@@ -507,8 +507,12 @@ impl Server {
                     .find(|t| t.tool.name == name)
                     .map(|t| Arc::clone(&t.handler))
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                let result = handler(object_arg(params, "arguments"), ctx).await?;
-                shape::tool_result(v, info, &result)
+                let round = ctx.asker().clone();
+                let result = handler(object_arg(params, "arguments"), ctx).await;
+                if let Some(answer) = input_required(v, info, &round)? {
+                    return Ok(answer);
+                }
+                shape::tool_result(v, info, &result?)
             }
             "resources/list" => {
                 self.require("resources", method)?;
@@ -548,7 +552,12 @@ impl Server {
                 let Some((handler, vars)) = found else {
                     return Err(resource_not_found(v, &uri));
                 };
-                let contents = handler(uri.clone(), vars, ctx).await?;
+                let round = ctx.asker().clone();
+                let contents = handler(uri.clone(), vars, ctx).await;
+                if let Some(answer) = input_required(v, info, &round)? {
+                    return Ok(answer);
+                }
+                let contents = contents?;
                 if contents.is_empty() {
                     return Err(resource_not_found(v, &uri));
                 }
@@ -583,8 +592,12 @@ impl Server {
                         missing.name
                     )));
                 }
-                let result = handler(args, ctx).await?;
-                shape::get_prompt(v, info, &result)
+                let round = ctx.asker().clone();
+                let result = handler(args, ctx).await;
+                if let Some(answer) = input_required(v, info, &round)? {
+                    return Ok(answer);
+                }
+                shape::get_prompt(v, info, &result?)
             }
             "completion/complete" => {
                 let Some(handler) = self.inner.completion.clone() else {
@@ -748,6 +761,22 @@ impl Server {
                 .templates
                 .iter()
                 .any(|t| t.parsed.matches(uri).is_some())
+    }
+}
+
+/// A modern handler that asked for something unanswered is answered `input_required`,
+/// whatever it returned (even if it turned the ask's error into a result of its own).
+fn input_required(
+    v: ProtocolVersion,
+    info: &Implementation,
+    asker: &crate::asks::Asker,
+) -> Result<Option<Value>, RpcError> {
+    match asker {
+        crate::asks::Asker::Modern(round) => match round.input_required() {
+            Some((requests, state)) => shape::input_required(v, info, requests, state).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
     }
 }
 

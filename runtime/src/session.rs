@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::asks::{Asker, Pending, Round, DEFAULT_ASK_TIMEOUT};
 use crate::context::{Context, LogFilter, SharedLogLevel};
 use crate::jsonrpc::{self, ErrorCode, Frame, Invalid, Message, RequestId, RpcError};
 use crate::model::LogLevel;
@@ -44,6 +45,7 @@ pub struct Connection {
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     log_level: SharedLogLevel,
     closed: CancellationToken,
+    pending: Arc<Pending>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -65,6 +67,7 @@ impl Connection {
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
+            pending: Arc::new(Pending::default()),
         });
         Connection::forward_events(&conn);
         conn
@@ -84,6 +87,7 @@ impl Connection {
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
+            pending: Arc::new(Pending::default()),
         })
     }
 
@@ -211,8 +215,10 @@ impl Connection {
                 self.notification(&method, params.as_ref());
                 None
             }
-            Message::Response { id, .. } => {
-                tracing::debug!(%id, "response to an unknown request ignored");
+            Message::Response { id, outcome } => {
+                if !self.pending.resolve(&id, outcome) {
+                    tracing::debug!(%id, "response to an unknown request ignored");
+                }
                 None
             }
             Message::Request { id, method, params } => {
@@ -332,6 +338,16 @@ impl Connection {
                 Some(level) => LogFilter::AtLeast(level),
                 None => LogFilter::Off,
             };
+            // Only calls that run a handler may ask the client (and so come back with
+            // `input_required`); lists never do.
+            let asker = if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+                match Round::from_params(method, params) {
+                    Ok(round) => Asker::Modern(Arc::new(round)),
+                    Err(e) => return Admission::Answer(Err(e)),
+                }
+            } else {
+                Asker::None
+            };
             let ctx = Context::new(
                 self.server.clone(),
                 v,
@@ -340,6 +356,7 @@ impl Connection {
                 log,
                 reply.clone(),
                 cancel,
+                asker,
             );
             return Admission::Handler(v, ctx);
         }
@@ -379,6 +396,10 @@ impl Connection {
                     LogFilter::Session(self.log_level.clone()),
                     reply.clone(),
                     cancel,
+                    Asker::Legacy {
+                        pending: Arc::clone(&self.pending),
+                        timeout: DEFAULT_ASK_TIMEOUT,
+                    },
                 );
                 Admission::Handler(v, ctx)
             }

@@ -419,6 +419,29 @@ pub fn discover(
     )
 }
 
+/// An `InputRequiredResult` (2026-07-28): what the handler asked, and the signed state
+/// the client echoes on its retry.
+pub fn input_required(
+    v: ProtocolVersion,
+    server: &Implementation,
+    input_requests: Value,
+    request_state: String,
+) -> Result<Value, RpcError> {
+    if v != ProtocolVersion::V2026_07_28 {
+        return Err(RpcError::internal(format!(
+            "input_required does not exist in MCP {v}"
+        )));
+    }
+    let mut result =
+        object(json!({"inputRequests": input_requests, "requestState": request_state}));
+    stamp(v, &mut result, server, None);
+    result.insert("resultType".into(), json!("input_required"));
+    project_open::<mcp_generated::v2026_07_28::InputRequiredResult>(
+        "an input-required result",
+        Value::Object(result),
+    )
+}
+
 /// Params of `notifications/progress`.
 pub fn progress(
     v: ProtocolVersion,

@@ -1,0 +1,432 @@
+//! Asking the client (sampling, elicitation, roots) through one handler API in every era.
+//!
+//! Legacy revisions: the runtime sends the request on the request's own channel (stdio;
+//! on HTTP the request's SSE stream, or the HTTP+SSE stream), matches the answer by id,
+//! applies a timeout and forwards cancellation. 2026-07-28 has no server-to-client
+//! requests: the first pass of a handler collects what it asks, the runtime answers
+//! `resultType: "input_required"` with those `inputRequests` and an HMAC-protected
+//! `requestState`, and the client's retry re-runs the handler with the answers
+//! (`inputResponses`, plus those of earlier rounds carried in the verified state).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+
+use crate::jsonrpc::{ErrorCode, RequestId, RpcError};
+use crate::shape::{by_revision, project};
+use crate::version::ProtocolVersion;
+
+/// Something a handler asks the client.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ask {
+    /// `elicitation/create` (form mode): a message and the flat schema of what to ask.
+    Elicit {
+        /// What to tell the user.
+        message: String,
+        /// The JSON Schema (flat object of primitive properties) of the answer.
+        requested_schema: Value,
+    },
+    /// `sampling/createMessage`, with its params as the newest revision defines them.
+    CreateMessage(Value),
+    /// `roots/list`.
+    ListRoots,
+}
+
+impl Ask {
+    /// The method that carries this ask.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Ask::Elicit { .. } => "elicitation/create",
+            Ask::CreateMessage(_) => "sampling/createMessage",
+            Ask::ListRoots => "roots/list",
+        }
+    }
+
+    /// The client capability this ask needs.
+    pub fn capability(&self) -> &'static str {
+        match self {
+            Ask::Elicit { .. } => "elicitation",
+            Ask::CreateMessage(_) => "sampling",
+            Ask::ListRoots => "roots",
+        }
+    }
+
+    fn neutral_params(&self) -> Value {
+        match self {
+            Ask::Elicit {
+                message,
+                requested_schema,
+            } => json!({"message": message, "requestedSchema": requested_schema}),
+            Ask::CreateMessage(params) => params.clone(),
+            Ask::ListRoots => json!({}),
+        }
+    }
+
+    /// The request params in revision `v`'s shape (projected through its generated type).
+    fn params_for(&self, v: ProtocolVersion) -> Result<Value, RpcError> {
+        let params = self.neutral_params();
+        match self {
+            Ask::Elicit { .. } => match v {
+                ProtocolVersion::V2025_06_18 => project::<
+                    mcp_generated::v2025_06_18::ElicitRequestParams,
+                >("an elicitation", params),
+                ProtocolVersion::V2025_11_25 => project::<
+                    mcp_generated::v2025_11_25::ElicitRequestParams,
+                >("an elicitation", params),
+                ProtocolVersion::V2026_07_28 => project::<
+                    mcp_generated::v2026_07_28::ElicitRequestParams,
+                >("an elicitation", params),
+                _ => Err(not_in_revision(self, v)),
+            },
+            Ask::CreateMessage(_) => by_revision!(v, |m| project::<m::CreateMessageRequestParams>(
+                "a sampling request",
+                params
+            )),
+            Ask::ListRoots => Ok(params),
+        }
+    }
+
+    /// Checks the client's answer against revision `v`'s result type.
+    fn check_answer(&self, v: ProtocolVersion, answer: &Value) -> Result<(), String> {
+        let decoded = match self {
+            Ask::Elicit { .. } => match v {
+                ProtocolVersion::V2025_06_18 => serde_json::from_value::<
+                    mcp_generated::v2025_06_18::ElicitResult,
+                >(answer.clone())
+                .map(|_| ()),
+                ProtocolVersion::V2025_11_25 => serde_json::from_value::<
+                    mcp_generated::v2025_11_25::ElicitResult,
+                >(answer.clone())
+                .map(|_| ()),
+                _ => serde_json::from_value::<mcp_generated::v2026_07_28::ElicitResult>(
+                    answer.clone(),
+                )
+                .map(|_| ()),
+            },
+            Ask::CreateMessage(_) => by_revision!(v, |m| serde_json::from_value::<
+                m::CreateMessageResult,
+            >(answer.clone())
+            .map(|_| ())),
+            Ask::ListRoots => by_revision!(v, |m| serde_json::from_value::<m::ListRootsResult>(
+                answer.clone()
+            )
+            .map(|_| ())),
+        };
+        decoded.map_err(|e| e.to_string())
+    }
+}
+
+fn not_in_revision(ask: &Ask, v: ProtocolVersion) -> RpcError {
+    RpcError::internal(format!(
+        "cannot ask the client: `{}` is not part of MCP {v}",
+        ask.method()
+    ))
+}
+
+/// The error for asking what the client did not declare: `-32021` with
+/// `data.requiredCapabilities` (the 2026-07-28 error; its shape serves every revision).
+pub fn missing_capability(ask: &Ask) -> RpcError {
+    RpcError::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("Missing required client capability: {}", ask.capability()),
+    )
+    .with_data(json!({"requiredCapabilities": {ask.capability(): {}}}))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Server-to-client requests awaiting an answer on one connection (legacy).
+#[derive(Debug, Default)]
+pub struct Pending {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+}
+
+impl Pending {
+    /// Registers a new request; returns its id and the receiver of its answer.
+    pub fn register(&self) -> (RequestId, oneshot::Receiver<Result<Value, RpcError>>) {
+        let id = RequestId::String(format!(
+            "s-{}",
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        ));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(id.clone(), tx);
+        (id, rx)
+    }
+
+    /// Delivers an answer; false if nothing was waiting for that id.
+    pub fn resolve(&self, id: &RequestId, outcome: Result<Value, RpcError>) -> bool {
+        match lock(&self.waiting).remove(id) {
+            Some(tx) => tx.send(outcome).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Forgets a request (timed out or cancelled).
+    pub fn forget(&self, id: &RequestId) {
+        lock(&self.waiting).remove(id);
+    }
+}
+
+/// How long a legacy client may take to answer a server request. Default 60 s.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One round of a modern (multi round-trip) request.
+#[derive(Debug)]
+pub struct Round {
+    /// Answers known this round: from the verified state and from `inputResponses`.
+    answers: BTreeMap<String, Value>,
+    /// Answers used by the handler so far (carried to the next round's state).
+    used: Mutex<BTreeMap<String, Value>>,
+    /// What the handler asked and has no answer for.
+    needed: Mutex<BTreeMap<String, Value>>,
+    counter: AtomicUsize,
+    binding: String,
+}
+
+impl Round {
+    /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
+    /// or that belongs to another request, is `-32602`.
+    pub fn from_params(method: &str, params: Option<&Value>) -> Result<Round, RpcError> {
+        let binding = binding(method, params);
+        let mut answers = BTreeMap::new();
+        if let Some(state) = params.and_then(|p| p.get("requestState")) {
+            let state = state
+                .as_str()
+                .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
+            answers = verify_state(state, &binding)?;
+        }
+        if let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses")) {
+            for (k, v) in responses {
+                answers.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(Round {
+            answers,
+            used: Mutex::new(BTreeMap::new()),
+            needed: Mutex::new(BTreeMap::new()),
+            counter: AtomicUsize::new(0),
+            binding,
+        })
+    }
+
+    /// The answer under `key`, checked against what was asked; or records the ask.
+    fn take(&self, key: &str, ask: &Ask) -> Result<Option<Value>, RpcError> {
+        match self.answers.get(key) {
+            Some(answer) => {
+                ask.check_answer(ProtocolVersion::V2026_07_28, answer)
+                    .map_err(|e| {
+                        RpcError::invalid_params(format!(
+                            "inputResponses[\"{key}\"] does not answer `{}`: {e}",
+                            ask.method()
+                        ))
+                    })?;
+                lock(&self.used).insert(key.to_owned(), answer.clone());
+                Ok(Some(answer.clone()))
+            }
+            None => {
+                let params = ask.params_for(ProtocolVersion::V2026_07_28)?;
+                lock(&self.needed).insert(
+                    key.to_owned(),
+                    json!({"method": ask.method(), "params": params}),
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    fn next_key(&self) -> String {
+        format!("input-{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// If the handler asked for something unanswered: the `inputRequests` and the signed
+    /// state to send back.
+    pub fn input_required(&self) -> Option<(Value, String)> {
+        let needed = lock(&self.needed);
+        if needed.is_empty() {
+            return None;
+        }
+        let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        Some((requests, sign_state(&self.binding, &lock(&self.used))))
+    }
+}
+
+/// Where a handler's asks go.
+#[derive(Clone, Debug)]
+pub enum Asker {
+    /// A legacy session: send requests to the peer.
+    Legacy {
+        /// The connection's waiting requests.
+        pending: Arc<Pending>,
+        /// How long to wait for an answer.
+        timeout: Duration,
+    },
+    /// A modern request: collect, answer `input_required`.
+    Modern(Arc<Round>),
+    /// Nowhere (notifications, list methods): asking is an error.
+    None,
+}
+
+pub(crate) async fn ask_all(
+    ctx: &crate::Context,
+    asker: &Asker,
+    asks: Vec<(Option<String>, Ask)>,
+) -> Result<Vec<Value>, RpcError> {
+    let v = ctx.version();
+    for (_, ask) in &asks {
+        if matches!(ask, Ask::Elicit { .. }) && !v.features().elicitation {
+            return Err(not_in_revision(ask, v));
+        }
+        if !ctx.client_supports(ask.capability()) {
+            // Nothing is sent for a capability the client did not declare.
+            return Err(missing_capability(ask));
+        }
+    }
+    match asker {
+        Asker::None => Err(RpcError::internal(
+            "this request cannot ask the client anything",
+        )),
+        Asker::Modern(round) => {
+            let mut answers = Vec::new();
+            let mut missing = false;
+            for (key, ask) in &asks {
+                let key = key.clone().unwrap_or_else(|| round.next_key());
+                match round.take(&key, ask)? {
+                    Some(a) => answers.push(a),
+                    None => missing = true,
+                }
+            }
+            if missing {
+                Err(input_required_marker())
+            } else {
+                Ok(answers)
+            }
+        }
+        Asker::Legacy { pending, timeout } => {
+            let calls = asks
+                .iter()
+                .map(|(_, ask)| legacy_ask(ctx, pending, *timeout, ask));
+            futures_util::future::try_join_all(calls).await
+        }
+    }
+}
+
+async fn legacy_ask(
+    ctx: &crate::Context,
+    pending: &Arc<Pending>,
+    timeout: Duration,
+    ask: &Ask,
+) -> Result<Value, RpcError> {
+    let v = ctx.version();
+    let params = ask.params_for(v)?;
+    let (id, rx) = pending.register();
+    ctx.send_request(&id, ask.method(), params).await;
+    let outcome = tokio::select! {
+        r = rx => r.unwrap_or_else(|_| Err(RpcError::internal("the connection closed before the client answered"))),
+        _ = tokio::time::sleep(timeout) => {
+            pending.forget(&id);
+            ctx.send_cancel(&id, "timed out").await;
+            return Err(RpcError::internal(format!("the client did not answer `{}` within {} s", ask.method(), timeout.as_secs())));
+        }
+        _ = ctx.cancelled() => {
+            pending.forget(&id);
+            ctx.send_cancel(&id, "the request that asked was cancelled").await;
+            return Err(RpcError::internal("cancelled"));
+        }
+    };
+    let answer = outcome?;
+    ask.check_answer(v, &answer).map_err(|e| {
+        RpcError::internal(format!(
+            "the client's answer to `{}` is invalid: {e}",
+            ask.method()
+        ))
+    })?;
+    Ok(answer)
+}
+
+/// The code of the internal marker error a handler's ask returns in a modern first pass;
+/// it never reaches the wire (the runtime answers `input_required` instead).
+pub const INPUT_REQUIRED_MARKER: ErrorCode = ErrorCode(-32099);
+
+fn input_required_marker() -> RpcError {
+    RpcError::new(INPUT_REQUIRED_MARKER, "input required")
+}
+
+fn secret() -> &'static [u8; 32] {
+    static SECRET: OnceLock<[u8; 32]> = OnceLock::new();
+    SECRET.get_or_init(|| {
+        let mut key = [0u8; 32];
+        // Without an OS random source there is no safe secret; fail loudly at first use.
+        #[allow(clippy::expect_used)]
+        getrandom::getrandom(&mut key).expect("the OS random source is unavailable");
+        key
+    })
+}
+
+/// What a state is bound to: the method, the tool/prompt/resource and its arguments.
+fn binding(method: &str, params: Option<&Value>) -> String {
+    let target = params
+        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let arguments = params
+        .and_then(|p| p.get("arguments"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let digest = Sha256::digest(format!("{method}\u{0}{target}\u{0}{arguments}").as_bytes());
+    hex_lower(&digest)
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn mac() -> Hmac<Sha256> {
+    // HMAC accepts keys of any length.
+    #[allow(clippy::expect_used)]
+    <Hmac<Sha256> as Mac>::new_from_slice(secret()).expect("HMAC takes any key length")
+}
+
+fn sign_state(binding: &str, answers: &BTreeMap<String, Value>) -> String {
+    let payload = json!({"b": binding, "r": answers}).to_string();
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut m = mac();
+    m.update(payload.as_bytes());
+    format!(
+        "{}.{}",
+        engine.encode(payload),
+        engine.encode(m.finalize().into_bytes())
+    )
+}
+
+fn verify_state(state: &str, binding: &str) -> Result<BTreeMap<String, Value>, RpcError> {
+    let bad = || RpcError::invalid_params("requestState is invalid or was altered");
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = state.split_once('.').ok_or_else(bad)?;
+    let payload = engine.decode(payload).map_err(|_| bad())?;
+    let tag = engine.decode(tag).map_err(|_| bad())?;
+    let mut m = mac();
+    m.update(&payload);
+    m.verify_slice(&tag).map_err(|_| bad())?;
+    let value: Value = serde_json::from_slice(&payload).map_err(|_| bad())?;
+    if value.get("b").and_then(Value::as_str) != Some(binding) {
+        return Err(RpcError::invalid_params(
+            "requestState belongs to another request",
+        ));
+    }
+    let answers = value
+        .get("r")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    Ok(answers.into_iter().collect())
+}
