@@ -443,7 +443,7 @@ fn check_facts(run: &Run) {
 
     // Tools as listed.
     let tools = run.result("tools/list")["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 16, "{rev}: every tool listed");
+    assert_eq!(tools.len(), 28, "{rev}: every tool listed");
     for tool in tools {
         let name = tool["name"].as_str().expect("name");
         assert_eq!(tool.get("title").is_some(), titles, "{rev} {name} title");
@@ -602,7 +602,7 @@ fn check_facts(run: &Run) {
     let prompts = run.result("prompts/list")["prompts"]
         .as_array()
         .expect("prompts");
-    assert_eq!(prompts.len(), 4);
+    assert_eq!(prompts.len(), 5);
     for p in prompts {
         assert_eq!(p.get("title").is_some(), titles, "{rev} prompt title: {p}");
         assert_eq!(p.get("icons").is_some(), icons, "{rev} prompt icons: {p}");
