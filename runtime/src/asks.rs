@@ -177,9 +177,6 @@ impl Pending {
     }
 }
 
-/// How long a legacy client may take to answer a server request. Default 60 s.
-pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// One round of a modern (multi round-trip) request.
 #[derive(Debug)]
 pub struct Round {
@@ -289,6 +286,27 @@ pub(crate) async fn ask_all(
         if !ctx.client_supports(ask.capability()) {
             // Nothing is sent for a capability the client did not declare.
             return Err(missing_capability(ask));
+        }
+        if let Ask::CreateMessage(params) = ask {
+            let offers_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
+            if offers_tools && !v.features().sampling_tools {
+                // Dropping the tools would ask the client a different question.
+                return Err(RpcError::internal(format!(
+                    "cannot ask the client: sampling with tools is not part of MCP {v}"
+                )));
+            }
+            if offers_tools
+                && ctx
+                    .client_capabilities()
+                    .pointer("/sampling/tools")
+                    .is_none()
+            {
+                return Err(RpcError::new(
+                    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    "Missing required client capability: sampling.tools",
+                )
+                .with_data(json!({"requiredCapabilities": {"sampling": {"tools": {}}}})));
+            }
         }
     }
     match asker {

@@ -79,6 +79,7 @@ pub struct Context {
     out: mpsc::Sender<Value>,
     cancel: CancellationToken,
     asker: Asker,
+    request_id: Option<RequestId>,
 }
 
 impl Context {
@@ -101,7 +102,18 @@ impl Context {
             out,
             cancel,
             asker,
+            request_id: None,
         }
+    }
+
+    pub(crate) fn with_request_id(mut self, id: RequestId) -> Context {
+        self.request_id = Some(id);
+        self
+    }
+
+    /// The JSON-RPC id of the request being served.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
     }
 
     /// Asks the user for input (`elicitation/create`, form mode; 2025-06-18+) and returns

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use crate::context::Context;
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::jsonrpc::{ErrorCode, RequestId, RpcError};
 use crate::model::{
     Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
     Tool, ToolResult,
@@ -100,6 +100,9 @@ pub struct Limits {
     pub outbound_queue: usize,
     /// How long running requests may finish after the client closed its input. Default 5 s.
     pub shutdown_grace: std::time::Duration,
+    /// How long a legacy client may take to answer a request the server sent it
+    /// (sampling, elicitation, roots). Default 60 s.
+    pub ask_timeout: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -109,6 +112,7 @@ impl Default for Limits {
             page_size: 100,
             outbound_queue: 1024,
             shutdown_grace: std::time::Duration::from_secs(5),
+            ask_timeout: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -123,7 +127,6 @@ pub(crate) struct Inner {
     templates: Vec<TemplateEntry>,
     prompts: RwLock<Vec<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
-    next_subscription: std::sync::atomic::AtomicU64,
     declare_tools: bool,
     declare_resources: bool,
     declare_prompts: bool,
@@ -409,7 +412,6 @@ impl ServerBuilder {
                 templates: self.templates,
                 prompts: RwLock::new(self.prompts),
                 completion: self.completion,
-                next_subscription: std::sync::atomic::AtomicU64::new(1),
                 events,
             }),
         }
@@ -692,12 +694,8 @@ impl Server {
         if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
         }
-        let id = format!(
-            "sub-{}",
-            self.inner
-                .next_subscription
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
+        // The spec names the listen request's own JSON-RPC id as the subscription id.
+        let id = ctx.request_id().map_or(Value::Null, RequestId::to_value);
         let tag = json!({SUBSCRIPTION_ID: id});
         let mut events = self.events();
         ctx.notify(

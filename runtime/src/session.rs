@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::asks::{Asker, Pending, Round, DEFAULT_ASK_TIMEOUT};
+use crate::asks::{Asker, Pending, Round};
 use crate::context::{Context, LogFilter, SharedLogLevel};
 use crate::jsonrpc::{self, ErrorCode, Frame, Invalid, Message, RequestId, RpcError};
 use crate::model::LogLevel;
@@ -249,7 +249,7 @@ impl Connection {
                             };
                             return Some(futures_util::future::ready(Some(answer)).boxed());
                         }
-                        Admission::Handler(v, ctx) => (v, ctx),
+                        Admission::Handler(v, ctx) => (v, ctx.with_request_id(id.clone())),
                     };
                 let conn = Arc::clone(self);
                 Some(
@@ -398,7 +398,7 @@ impl Connection {
                     cancel,
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
-                        timeout: DEFAULT_ASK_TIMEOUT,
+                        timeout: self.server.limits().ask_timeout,
                     },
                 );
                 Admission::Handler(v, ctx)

@@ -5,13 +5,16 @@
 //! see ARCHITECTURE.md), and the top-level kept-keys map is emptied before encoding. So
 //! what leaves is an instance of that revision's type, with nothing it does not define.
 //!
-//! Downgrade rules (tested in `tests/shaping.rs`):
+//! Downgrade rules (listed in `runtime/SHAPING.md`, tested in `tests/protocol_changes.rs`
+//! and `tests/transcripts.rs`):
 //! - audio content before 2025-03-26 → a text block saying audio was omitted;
 //! - a resource link before 2025-06-18 → a text block naming the resource and its URI
 //!   (the client can still `resources/read` it);
-//! - structured tool output before 2025-06-18 → no `structuredContent`; if the content
-//!   has no text block, the JSON of the structured output is added as one (the text
-//!   fallback the spec asks tools to provide);
+//! - structured tool output before 2025-06-18 (or, before 2026-07-28, structured output
+//!   that is not an object) → no `structuredContent`; if the content has no text block,
+//!   the JSON of the structured output is added as one (the text fallback the spec asks
+//!   tools to provide); an output schema that is not an object schema is not listed
+//!   before 2026-07-28;
 //! - 2026-07-28 results carry `resultType: "complete"`, list and read results `ttlMs` and
 //!   `cacheScope`, and `_meta` names the server; older revisions get none of these.
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
@@ -183,7 +186,9 @@ pub fn tool_result(
     let mut blocks = content(v, &r.content);
     let mut result = Map::new();
     if let Some(structured) = &r.structured {
-        if f.structured_output {
+        // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
+        let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
+        if expressible {
             result.insert("structuredContent".into(), structured.clone());
         } else if !r.content.iter().any(|c| matches!(c, Content::Text { .. })) {
             blocks.push(json!({"type": "text", "text": structured.to_string()}));
@@ -214,10 +219,26 @@ pub fn list_tools(
     tools: &[&Tool],
     next_cursor: Option<String>,
 ) -> Result<Value, RpcError> {
-    let mut result = with_cursor(
-        object(json!({"tools": tools.iter().map(neutral).collect::<Vec<_>>()})),
-        next_cursor,
-    );
+    let f = v.features();
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let mut tool = neutral(t);
+            // Before 2026-07-28 an output schema must be an object schema: a tool whose
+            // schema is not one is listed without it (its results then fall back to text).
+            let object_schema = t
+                .output_schema
+                .as_ref()
+                .is_some_and(|s| s.get("type") == Some(&json!("object")));
+            if !f.structured_any_json && !object_schema {
+                if let Value::Object(obj) = &mut tool {
+                    obj.remove("outputSchema");
+                }
+            }
+            tool
+        })
+        .collect();
+    let mut result = with_cursor(object(json!({"tools": tools})), next_cursor);
     stamp(v, &mut result, server, Some(CacheHint::LIST));
     by_revision!(v, |m| project_open::<m::ListToolsResult>(
         "the tool list",

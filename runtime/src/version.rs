@@ -51,6 +51,9 @@ pub struct Features {
     pub progress_message: bool,
     /// `outputSchema` and `structuredContent`.
     pub structured_output: bool,
+    /// `structuredContent` may be any JSON value and `outputSchema` any schema (before
+    /// 2026-07-28 both must be objects).
+    pub structured_any_json: bool,
     /// `resource_link` content blocks.
     pub resource_links: bool,
     /// `title` on tools, resources, prompts, implementations.
@@ -59,6 +62,8 @@ pub struct Features {
     pub elicitation: bool,
     /// `icons` on tools, resources, prompts, implementations.
     pub icons: bool,
+    /// Sampling requests may offer tools (`tools`, `toolChoice`).
+    pub sampling_tools: bool,
     /// Experimental tasks.
     pub tasks: bool,
     /// Results carry `resultType`.
@@ -85,10 +90,12 @@ const LEGACY_BASE: Features = Features {
     completions_capability: false,
     progress_message: false,
     structured_output: false,
+    structured_any_json: false,
     resource_links: false,
     titles: false,
     elicitation: false,
     icons: false,
+    sampling_tools: false,
     tasks: false,
     result_type: false,
     cache_hints: false,
@@ -118,11 +125,13 @@ const F_2025_06_18: Features = Features {
 };
 const F_2025_11_25: Features = Features {
     icons: true,
+    sampling_tools: true,
     tasks: true,
     ..F_2025_06_18
 };
 const F_2026_07_28: Features = Features {
     era: Era::Modern,
+    structured_any_json: true,
     tasks: false,
     result_type: true,
     cache_hints: true,

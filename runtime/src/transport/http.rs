@@ -299,7 +299,7 @@ async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
         conn.close();
         return response;
     }
-    let id = uuid::Uuid::new_v4().simple().to_string();
+    let id = new_session_id();
     let session = Arc::new(Session {
         conn,
         notifications: Mutex::new(Some(rx)),
@@ -312,6 +312,15 @@ async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
         response.headers_mut().insert("mcp-session-id", value);
     }
     response
+}
+
+/// A session id: 128 bits from the OS CSPRNG, as 32 hex digits (visible ASCII).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    // Without an OS random source no session id is safe to issue.
+    #[allow(clippy::expect_used)]
+    getrandom::getrandom(&mut bytes).expect("the OS random source is unavailable");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Validates a stateless (2026-07-28) request in the order the spec gives, then serves
@@ -425,19 +434,36 @@ async fn dispatch(conn: &Arc<Connection>, body: &Bytes, map: Option<StatusMap>) 
     if is_answer {
         return json_response(status_for(map, &first), &first);
     }
-    let events = stream::unfold((Some(first), rx), |(pending, mut rx)| async move {
-        let next = match pending {
-            Some(v) => Some(v),
-            None => rx.recv().await,
-        };
-        next.map(|v| {
-            (
-                Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
-                (None, rx),
-            )
-        })
-    });
+    // A stateless request's connection lives as long as its stream: when the client goes
+    // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
+    let guard = CloseOnDrop(map.map(|_| Arc::clone(conn)));
+    let events = stream::unfold(
+        (Some(first), rx, guard),
+        |(pending, mut rx, guard)| async move {
+            let next = match pending {
+                Some(v) => Some(v),
+                None => rx.recv().await,
+            };
+            next.map(|v| {
+                (
+                    Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
+                    (None, rx, guard),
+                )
+            })
+        },
+    );
     sse_response(Body::from_stream(events))
+}
+
+/// Closes a connection when dropped.
+struct CloseOnDrop(Option<Arc<Connection>>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(conn) = &self.0 {
+            conn.close();
+        }
+    }
 }
 
 fn sse_event(message: &Value, event: Option<&str>) -> Bytes {
@@ -562,7 +588,7 @@ async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx.clone());
-    let id = uuid::Uuid::new_v4().simple().to_string();
+    let id = new_session_id();
     let session = Arc::new(Session {
         conn,
         notifications: Mutex::new(None),
