@@ -1366,7 +1366,7 @@ async fn modern_asks_are_input_required_round_trips() {
     assert_eq!(code(&r), -32602, "{r}");
 }
 
-// --- Known gaps (see SHAPING.md, "Known gaps"): desired behaviour, not yet implemented. --
+// --- Gaps found while classifying (see SHAPING.md), now fixed: kept as regression tests. --
 
 /// 2026-07-28 allows any JSON as `structuredContent`; 2025-06-18 and 2025-11-25 require an
 /// object. Today the whole result fails with -32603 instead of falling back to text.
