@@ -478,3 +478,84 @@ async fn http_sse_for_2024_11_05_clients() {
         .expect("post");
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_dropped_sse_stream_is_resumed_with_last_event_id_and_loses_nothing() {
+    let base = start().await;
+    let session = legacy_session(&base, "2025-11-25").await;
+    let call = rpc(
+        9,
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "resume"}}),
+    );
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(call.to_string())
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(
+        resp.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let mut stream = resp.bytes_stream();
+    let mut buffer = String::new();
+    while !buffer.contains("\n\n") {
+        buffer.push_str(&String::from_utf8_lossy(
+            &stream.next().await.expect("event").expect("bytes"),
+        ));
+    }
+    let first = buffer.split("\n\n").next().expect("event").to_owned();
+    let last_id = first
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .expect("events carry ids")
+        .to_owned();
+    let first_data: Value = serde_json::from_str(
+        first
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .expect("data"),
+    )
+    .expect("json");
+    assert_eq!(first_data["params"]["progress"], 0);
+    drop(stream); // the connection is lost after the first event
+    let resumed = reqwest::Client::new()
+        .get(format!("{base}/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", &last_id)
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let body = resumed.text().await.expect("body");
+    let events: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect();
+    // Everything after the last event seen, in order, and nothing else.
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["method"] == "notifications/progress")
+        .map(|e| &e["params"]["progress"])
+        .collect();
+    assert_eq!(progress, vec![&json!(50), &json!(100)], "{body}");
+    assert_eq!(events.last().expect("result")["id"], 9, "{body}");
+    assert_eq!(events.len(), 3, "{body}");
+    // An id of another session's (or no) stream is refused.
+    let bad = reqwest::Client::new()
+        .get(format!("{base}/mcp"))
+        .header("mcp-session-id", &session)
+        .header("last-event-id", "999-0")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,7 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::{self, ErrorCode, RequestId, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
+use crate::transport::event_store::SessionStreams;
 use crate::version::{self, Era, ProtocolVersion};
 
 /// HTTP settings, with safe defaults.
@@ -38,6 +40,11 @@ pub struct HttpConfig {
     pub get_stream: bool,
     /// Serve the 2024-11-05 HTTP+SSE transport at `/sse` and `/messages`. Default on.
     pub legacy_sse: bool,
+    /// Events kept per SSE stream of a legacy session for `Last-Event-ID` replay (the
+    /// oldest are dropped beyond it). Default 1000.
+    pub max_stored_events: usize,
+    /// SSE streams kept per legacy session (finished ones are forgotten first). Default 100.
+    pub max_streams_per_session: usize,
 }
 
 impl Default for HttpConfig {
@@ -48,15 +55,18 @@ impl Default for HttpConfig {
             session_idle_timeout: Duration::from_secs(30 * 60),
             get_stream: true,
             legacy_sse: true,
+            max_stored_events: 1000,
+            max_streams_per_session: 100,
         }
     }
 }
 
 struct Session {
     conn: Arc<Connection>,
-    /// The session's own notifications, taken by its GET stream (or by the HTTP+SSE
-    /// stream, which also carries every answer).
-    notifications: Mutex<Option<mpsc::Receiver<Value>>>,
+    /// Streamable HTTP sessions: every SSE stream's events, kept for `Last-Event-ID`.
+    streams: Option<SessionStreams>,
+    /// Whether a GET (standalone) stream is open: each message goes to one stream only.
+    get_open: Arc<AtomicBool>,
     /// HTTP+SSE sessions: answers go to the stream, not to the POST.
     sse_sink: Option<mpsc::Sender<Value>>,
     last_seen: Mutex<Instant>,
@@ -249,7 +259,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
                 }
             }
         }
-        return dispatch(&session.conn, &body, None).await;
+        return dispatch(&session.conn, &body, None, session.streams.as_ref()).await;
     }
     let parsed: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -293,16 +303,30 @@ async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, body, None).await;
+    let response = dispatch(&conn, body, None, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
         return response;
     }
     let id = new_session_id();
+    let streams = SessionStreams::new(
+        state.config.max_streams_per_session,
+        state.config.max_stored_events,
+    );
+    // The session's own notifications fill the standalone stream, read by GET.
+    let standalone = streams.standalone();
+    let mut rx = rx;
+    tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            standalone.push(message);
+        }
+        standalone.finish();
+    });
     let session = Arc::new(Session {
         conn,
-        notifications: Mutex::new(Some(rx)),
+        streams: Some(streams),
+        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         last_seen: Mutex::new(Instant::now()),
     });
@@ -381,7 +405,7 @@ async fn stateless(
     }
     let (tx, _unused) = mpsc::channel(1);
     let conn = Connection::stateless(state.server.clone(), tx);
-    dispatch(&conn, body, Some(StatusMap::Modern)).await
+    dispatch(&conn, body, Some(StatusMap::Modern), None).await
 }
 
 /// A header value, literal or in the `=?base64?…?=` sentinel form.
@@ -418,7 +442,12 @@ fn status_for(map: Option<StatusMap>, answer: &Value) -> StatusCode {
 /// Sends a POST body into a connection and turns what comes back into the HTTP answer:
 /// 202 for notifications and responses only; JSON when the answer comes first; else an
 /// SSE stream of the request's notifications followed by its answer.
-async fn dispatch(conn: &Arc<Connection>, body: &Bytes, map: Option<StatusMap>) -> Response {
+async fn dispatch(
+    conn: &Arc<Connection>,
+    body: &Bytes,
+    map: Option<StatusMap>,
+    streams: Option<&SessionStreams>,
+) -> Response {
     let (tx, mut rx) = mpsc::channel::<Value>(64);
     let requests = conn.handle_frame(body, &tx).await;
     drop(tx);
@@ -433,6 +462,12 @@ async fn dispatch(conn: &Arc<Connection>, body: &Bytes, map: Option<StatusMap>) 
         first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
     if is_answer {
         return json_response(status_for(map, &first), &first);
+    }
+    // Legacy session: the stream is stored, so that a client that loses it can resume
+    // with `Last-Event-ID` and the request's answer is not lost.
+    if let Some(streams) = streams {
+        let stored = streams.spawn(first, rx);
+        return sse_response(Body::from_stream(stored.reader(0, None)));
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
@@ -513,42 +548,41 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
             "Session not found",
         );
     };
-    let Some(rx) = lock(&session.notifications).take() else {
+    let Some(streams) = session.streams.as_ref() else {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode(-32001),
+            "Session not found",
+        );
+    };
+    // Resumption: replay what the named stream had after the client's last event.
+    if let Some(last) = header_str(&headers, "last-event-id") {
+        return match streams.resume(last) {
+            Some((stored, from)) => sse_response(Body::from_stream(stored.reader(from, None))),
+            None => rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorCode::INVALID_REQUEST,
+                "Last-Event-ID does not name a stream of this session",
+            ),
+        };
+    }
+    if session.get_open.swap(true, Ordering::SeqCst) {
         return rpc_error(
             StatusCode::CONFLICT,
             None,
             ErrorCode(-32000),
             "Conflict: this session already has a GET stream",
         );
-    };
-    let holder = StreamHolder {
-        session: Arc::clone(&session),
-        rx: Some(rx),
-    };
-    let events = stream::unfold(holder, |mut holder| async move {
-        let rx = holder.rx.as_mut()?;
-        let message = rx.recv().await?;
-        Some((
-            Ok::<_, std::convert::Infallible>(sse_event(&message, None)),
-            holder,
-        ))
-    });
-    sse_response(Body::from_stream(events))
-}
-
-/// Gives a session's notification receiver back when its GET stream goes away, so the
-/// client can open another.
-struct StreamHolder {
-    session: Arc<Session>,
-    rx: Option<mpsc::Receiver<Value>>,
-}
-
-impl Drop for StreamHolder {
-    fn drop(&mut self) {
-        if let Some(rx) = self.rx.take() {
-            *lock(&self.session.notifications) = Some(rx);
-        }
     }
+    let open = Arc::clone(&session.get_open);
+    let from = streams.standalone_live_position();
+    let events = streams.standalone().reader(
+        from,
+        Some(Box::new(move || open.store(false, Ordering::SeqCst))),
+    );
+    sse_response(Body::from_stream(events))
 }
 
 async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
@@ -591,7 +625,8 @@ async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     let id = new_session_id();
     let session = Arc::new(Session {
         conn,
-        notifications: Mutex::new(None),
+        streams: None,
+        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: Some(tx),
         last_seen: Mutex::new(Instant::now()),
     });
