@@ -490,3 +490,101 @@ fn a_child_process_over_stdio_serves_and_exits_on_end_of_input() {
     let status = child.wait().expect("exit");
     assert!(status.success(), "clean exit on end of input: {status}");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ForecastArgs {
+    /// The city.
+    city: String,
+    /// Days ahead.
+    days: Option<u8>,
+}
+
+#[tokio::test]
+async fn typed_tools_derive_their_input_schema_and_reject_bad_arguments() {
+    let server = Server::builder(Implementation::new("typed", "1"))
+        .typed_tool::<ForecastArgs, _, _>(tool("forecast"), |args, _| async move {
+            Ok(ToolResult::text(format!(
+                "{} in {} days",
+                args.city,
+                args.days.unwrap_or(1)
+            )))
+        })
+        .build();
+    let mut p = Peer::start(server);
+    p.initialize("2025-06-18", json!({})).await;
+    let list = p.request(json!(1), "tools/list", json!({})).await;
+    let schema = &list["result"]["tools"][0]["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["city"]["type"], "string");
+    assert_eq!(schema["required"], json!(["city"]));
+    let ok = p
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "forecast", "arguments": {"city": "Oslo", "days": 3}}),
+        )
+        .await;
+    assert_eq!(ok["result"]["content"][0]["text"], "Oslo in 3 days");
+    let bad = p
+        .request(
+            json!(3),
+            "tools/call",
+            json!({"name": "forecast", "arguments": {"days": "x"}}),
+        )
+        .await;
+    assert_eq!(code(&bad), -32602);
+}
+
+#[tokio::test]
+async fn subscribers_hear_of_resource_updates() {
+    use mcp_runtime::model::{Resource, ResourceContents};
+    let resource = Resource {
+        uri: "mem://a".into(),
+        name: "a".into(),
+        title: None,
+        description: None,
+        mime_type: None,
+        size: None,
+        annotations: None,
+        icons: vec![],
+    };
+    let server = Server::builder(Implementation::new("res", "1"))
+        .resource(resource, |uri, _| async move {
+            Ok(vec![ResourceContents::text(uri, "text/plain", "a")])
+        })
+        .build();
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-03-26", json!({})).await;
+    assert_eq!(
+        code(
+            &p.request(
+                json!(1),
+                "resources/subscribe",
+                json!({"uri": "mem://unknown"})
+            )
+            .await
+        ),
+        -32002
+    );
+    assert_eq!(
+        p.request(json!(2), "resources/subscribe", json!({"uri": "mem://a"}))
+            .await["result"],
+        json!({})
+    );
+    server.notify(mcp_runtime::ServerEvent::ResourceUpdated(
+        "mem://other".into(),
+    ));
+    server.notify(mcp_runtime::ServerEvent::ResourceUpdated("mem://a".into()));
+    let n = p.recv().await;
+    assert_eq!(
+        (n["method"].clone(), n["params"]["uri"].clone()),
+        (json!("notifications/resources/updated"), json!("mem://a"))
+    );
+    assert_eq!(
+        p.request(json!(3), "resources/unsubscribe", json!({"uri": "mem://a"}))
+            .await["result"],
+        json!({})
+    );
+    server.notify(mcp_runtime::ServerEvent::ResourceUpdated("mem://a".into()));
+    assert!(p.silent_for(150).await, "no update after unsubscribe");
+}
