@@ -347,17 +347,28 @@ async fn legacy_ask(
     let v = ctx.version();
     let params = ask.params_for(v)?;
     let (id, rx) = pending.register();
+    // If this future is dropped before the answer (the asking request was cancelled and its
+    // handler dropped), the guard forgets the request and tells the client to stop.
+    let mut guard = AskGuard {
+        pending: Arc::clone(pending),
+        id: id.clone(),
+        ctx: ctx.clone(),
+        reason: "the request that asked was cancelled",
+        armed: true,
+    };
     ctx.send_request(&id, ask.method(), params).await;
     let outcome = tokio::select! {
-        r = rx => r.unwrap_or_else(|_| Err(RpcError::internal("the connection closed before the client answered"))),
+        r = rx => {
+            guard.armed = false;
+            r.unwrap_or_else(|_| Err(RpcError::internal("the connection closed before the client answered")))
+        }
         _ = tokio::time::sleep(timeout) => {
-            pending.forget(&id);
-            ctx.send_cancel(&id, "timed out").await;
-            return Err(RpcError::internal(format!("the client did not answer `{}` within {} s", ask.method(), timeout.as_secs())));
+            guard.reason = "timed out";
+            drop(guard);
+            return Err(RpcError::internal(format!("the client did not answer `{}` within {:?}", ask.method(), timeout)));
         }
         _ = ctx.cancelled() => {
-            pending.forget(&id);
-            ctx.send_cancel(&id, "the request that asked was cancelled").await;
+            drop(guard);
             return Err(RpcError::internal("cancelled"));
         }
     };
@@ -369,6 +380,25 @@ async fn legacy_ask(
         ))
     })?;
     Ok(answer)
+}
+
+/// Forgets an unanswered server request and sends `notifications/cancelled` for it, also
+/// when the asking handler is dropped mid-wait.
+struct AskGuard {
+    pending: Arc<Pending>,
+    id: RequestId,
+    ctx: crate::Context,
+    reason: &'static str,
+    armed: bool,
+}
+
+impl Drop for AskGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pending.forget(&self.id);
+            self.ctx.try_send_cancel(&self.id, self.reason);
+        }
+    }
 }
 
 /// The code of the internal marker error a handler's ask returns in a modern first pass;
@@ -400,8 +430,43 @@ fn binding(method: &str, params: Option<&Value>) -> String {
         .and_then(|p| p.get("arguments"))
         .cloned()
         .unwrap_or(Value::Null);
-    let digest = Sha256::digest(format!("{method}\u{0}{target}\u{0}{arguments}").as_bytes());
+    // Canonical (sorted keys): a client that re-serializes equal arguments in another key
+    // order is still the same request.
+    let digest = Sha256::digest(
+        format!(
+            "{method}\u{0}{}\u{0}{}",
+            canonical(&target),
+            canonical(&arguments)
+        )
+        .as_bytes(),
+    );
     hex_lower(&digest)
+}
+
+/// JSON text with object keys sorted, at every depth.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        Value::String((*k).clone()),
+                        canonical(&map[k.as_str()])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
 }
 
 fn hex_lower(bytes: &[u8]) -> String {

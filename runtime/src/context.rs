@@ -164,14 +164,13 @@ impl Context {
         self.send(jsonrpc::request(id, method, Some(params))).await;
     }
 
-    pub(crate) async fn send_cancel(&self, id: &RequestId, reason: &str) {
-        let _ = self
-            .out
-            .send(jsonrpc::notification(
-                "notifications/cancelled",
-                Some(serde_json::json!({"requestId": id.to_value(), "reason": reason})),
-            ))
-            .await;
+    /// Tells the client to stop working on a server request, without waiting (it is used
+    /// in `Drop`); dropped if the peer's queue is full.
+    pub(crate) fn try_send_cancel(&self, id: &RequestId, reason: &str) {
+        let _ = self.out.try_send(jsonrpc::notification(
+            "notifications/cancelled",
+            Some(serde_json::json!({"requestId": id.to_value(), "reason": reason})),
+        ));
     }
 
     /// The server handling this request (to announce changes, for instance).
