@@ -330,6 +330,11 @@ pub fn conformance_server() -> Server {
             ctx.ask(asks).await?;
             ok(ToolResult::text("capabilities respected"))
         })
+        // A parameter mirrored into an `Mcp-Param-Region` header (2026-07-28, x-mcp-header).
+        .tool(
+            tool_with_args("test_header_param", "Header parameter", "Echoes a parameter the client mirrors into a header", json!({"region": {"type": "string", "x-mcp-header": "Region"}}), &[]),
+            |args, _| async move { ok(ToolResult::text(format!("region={}", args.get("region").and_then(Value::as_str).unwrap_or("none")))) },
+        )
         .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
         })

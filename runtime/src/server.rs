@@ -749,6 +749,14 @@ impl Server {
         }
     }
 
+    /// A tool's input schema, by name.
+    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Value> {
+        read_lock(&self.inner.tools)
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| t.tool.input_schema.clone())
+    }
+
     /// Whether `uri` names a resource this server has (direct or by template).
     pub(crate) fn has_resource(&self, uri: &str) -> bool {
         read_lock(&self.inner.resources)

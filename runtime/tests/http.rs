@@ -559,3 +559,53 @@ async fn a_dropped_sse_stream_is_resumed_with_last_event_id_and_loses_nothing() 
         .expect("get");
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn mirrored_parameter_headers_must_match_the_arguments() {
+    let base = start().await;
+    let call = |region: Value| json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "test_header_param", "arguments": {"region": region}, "_meta": meta()}});
+    let std = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "test_header_param"),
+    ];
+    let with = |extra: &'static str| -> Vec<(&'static str, &'static str)> {
+        let mut h = std.to_vec();
+        h.push(("mcp-param-region", extra));
+        h
+    };
+    assert_eq!(
+        post(&base, &with("us-west1"), &call(json!("us-west1")))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        post(
+            &base,
+            &with("=?base64?dXMtd2VzdDE=?="),
+            &call(json!("us-west1"))
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    for (headers, what) in [
+        (std.to_vec(), "missing"),
+        (with("eu-north1"), "different"),
+        (with("=?base64?dXMtd2VzdDE?="), "bad padding"),
+        (with("=?base64?!!!?="), "not base64"),
+    ] {
+        let r = post(&base, &headers, &call(json!("us-west1"))).await;
+        assert_eq!(
+            (r.status, r.json()["error"]["code"].clone()),
+            (StatusCode::BAD_REQUEST, json!(-32020)),
+            "{what}"
+        );
+    }
+    // A null or absent argument needs no header.
+    assert_eq!(
+        post(&base, &std, &call(Value::Null)).await.status,
+        StatusCode::OK
+    );
+}

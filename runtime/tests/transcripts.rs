@@ -443,7 +443,7 @@ fn check_facts(run: &Run) {
 
     // Tools as listed.
     let tools = run.result("tools/list")["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 28, "{rev}: every tool listed");
+    assert_eq!(tools.len(), 29, "{rev}: every tool listed");
     for tool in tools {
         let name = tool["name"].as_str().expect("name");
         assert_eq!(tool.get("title").is_some(), titles, "{rev} {name} title");

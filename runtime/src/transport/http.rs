@@ -403,9 +403,93 @@ async fn stateless(
             None => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is required"),
         }
     }
+    if method == "tools/call" {
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(schema) = state.server.tool_input_schema(name) {
+            let arguments = params
+                .and_then(|p| p.get("arguments"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            if let Err(message) = check_param_headers(&schema, &arguments, headers) {
+                return bad(ErrorCode::HEADER_MISMATCH, &message);
+            }
+        }
+    }
     let (tx, _unused) = mpsc::channel(1);
     let conn = Connection::stateless(state.server.clone(), tx);
     dispatch(&conn, body, Some(StatusMap::Modern), None).await
+}
+
+/// `x-mcp-header` (2026-07-28): every tool parameter its input schema mirrors into an
+/// `Mcp-Param-{Name}` header must arrive with a header whose (decoded) value equals the
+/// argument; an argument that is absent or null needs no header.
+fn check_param_headers(
+    schema: &Value,
+    arguments: &Value,
+    headers: &HeaderMap,
+) -> Result<(), String> {
+    let mut annotated = Vec::new();
+    collect_header_params(schema, &mut Vec::new(), &mut annotated);
+    for (path, name) in annotated {
+        let mut value = arguments;
+        for key in &path {
+            value = value.get(key).unwrap_or(&Value::Null);
+        }
+        if value.is_null() {
+            continue;
+        }
+        let header_name = format!("mcp-param-{name}");
+        let Some(raw) = headers.get(header_name.as_str()) else {
+            return Err(format!(
+                "Header mismatch: Mcp-Param-{name} header is required"
+            ));
+        };
+        let raw = raw
+            .to_str()
+            .map_err(|_| {
+                format!("Header mismatch: Mcp-Param-{name} header has invalid characters")
+            })?
+            .trim();
+        let decoded = decode_header_value(raw).ok_or_else(|| {
+            format!("Header mismatch: Mcp-Param-{name} header is not valid base64")
+        })?;
+        let matches = match value {
+            Value::String(s) => *s == decoded,
+            Value::Bool(b) => decoded == b.to_string(),
+            Value::Number(n) => decoded
+                .parse::<f64>()
+                .ok()
+                .zip(n.as_f64())
+                .is_some_and(|(a, b)| a == b),
+            _ => false,
+        };
+        if !matches {
+            return Err(format!("Header mismatch: Mcp-Param-{name} header value '{decoded}' does not match the argument"));
+        }
+    }
+    Ok(())
+}
+
+/// Annotated properties reachable from the root through `properties` only.
+fn collect_header_params(
+    schema: &Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return;
+    };
+    for (key, sub) in props {
+        path.push(key.clone());
+        if let Some(name) = sub.get("x-mcp-header").and_then(Value::as_str) {
+            out.push((path.clone(), name.to_owned()));
+        }
+        collect_header_params(sub, path, out);
+        path.pop();
+    }
 }
 
 /// A header value, literal or in the `=?base64?…?=` sentinel form.
