@@ -1,5 +1,8 @@
-# Official MCP Python SDK client (py-* ids): spawns a stdio server, runs the interop scenario, prints one JSON line.
-# Usage: <venv>/bin/python client.py <client-id> -- <server command> [args...]  (run-client.sh picks the venv)
+# Official MCP Python SDK client (py-* ids): connects to a server (spawned over stdio, or at a URL), runs a scenario,
+# prints one JSON line.
+# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
+#   (run-client.sh picks the venv)   --url .../sse -> the SDK's HTTP+SSE client; any other URL -> its Streamable HTTP one.
+import inspect
 import json
 import os
 import sys
@@ -16,7 +19,12 @@ CLIENTS = {
     "py-2025-11-25": None,
     "py-2026-07-28-pinned": "2026-07-28",  # adopts 2026-07-28 directly, no probe, no initialize
     "py-2026-07-28-auto": "auto",  # the 2.x default: server/discover probe, fallback to initialize
+    "py-sse-1.7.1": None,  # the last release before Streamable HTTP (1.8.0): HTTP+SSE is its only HTTP client
 }
+
+# The ask scenario's canned answers (see elicited()).
+SAMPLED_TEXT = "Paris is the capital"
+SAMPLED_MODEL = "test-model"
 
 
 def dump(model):
@@ -47,22 +55,130 @@ async def scenario(api, out):
     out["prompt"] = dump(await api.get_prompt(prompt["name"], {})) if prompt else None
 
 
-async def run(client_id, params):
-    out = {"client": client_id, "sdk": f"mcp@{version('mcp')}"}
-    mode = CLIENTS[client_id]
-    if mode is None:
-        from mcp import ClientSession
+async def ask_scenario(api, out):
+    out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
+    out["samplingResult"] = dump(await api.call_tool("test_sampling", {"prompt": "What is the capital of France?"}))
+    out["elicitationResult"] = dump(await api.call_tool("test_elicitation", {"message": "Who are you?"}))
+
+
+def ask_callbacks(asked):
+    """Sampling and elicitation callbacks for the ask scenario; `asked` collects the methods answered, in order.
+
+    1.x sessions call them for server-to-client requests; the 2.x `Client` also calls them to fulfil 2026-07-28
+    `input_required` results, then retries the call itself (`input_required_max_rounds`)."""
+    from mcp import types
+
+    async def sampling(context, params):
+        asked.append("sampling/createMessage")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=SAMPLED_TEXT), model=SAMPLED_MODEL
+        )
+
+    async def elicitation(context, params):
+        asked.append("elicitation/create")
+        schema = getattr(params, "requestedSchema", None) or getattr(params, "requested_schema", None) or {}
+        return types.ElicitResult(action="accept", content=elicited(schema))
+
+    return {"sampling_callback": sampling, "elicitation_callback": elicitation}
+
+
+def elicited(schema):
+    """Accepted content filling every requested property by type: strings "testuser", booleans true, numbers 1."""
+    content = {}
+    for key, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if kind == "string":
+            content[key] = "testuser"
+        elif kind == "boolean":
+            content[key] = True
+        elif kind in ("number", "integer"):
+            content[key] = 1
+    return content
+
+
+def is_sse(url):
+    from urllib.parse import urlparse
+
+    return urlparse(url).path.endswith("/sse")
+
+
+def legacy_transport(target):
+    """The 1.x SDK's client transport for a target: stdio parameters, a .../sse URL or a Streamable HTTP URL."""
+    if not isinstance(target, str):
         from mcp.client.stdio import stdio_client
 
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        return "stdio", stdio_client(target)
+    if is_sse(target):
+        from mcp.client.sse import sse_client
+
+        return "sse", sse_client(target)
+    try:
+        from mcp.client import streamable_http
+    except ImportError:
+        raise RuntimeError(
+            f"mcp@{version('mcp')} has no Streamable HTTP client transport: use its HTTP+SSE one (a .../sse URL)"
+        ) from None
+    # 1.24+ names it streamable_http_client (streamablehttp_client stays, deprecated); both yield 3 values.
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+    return "streamable-http", connect(target)
+
+
+def count_input_required(client, out):
+    """Counts the 2026-07-28 input_required results the 2.x Client resolves (`wire.inputRequiredResults`), by
+    wrapping its private `_drive_input_required` hook on this instance; no count where the hook is missing."""
+    drive = getattr(client, "_drive_input_required", None)
+    if drive is None:
+        return
+    from mcp.types import InputRequiredResult
+
+    wire = out["wire"] = {"inputRequiredResults": 0}
+
+    async def counting(first, retry):
+        async def counted_retry(responses, state):
+            result = await retry(responses, state)
+            wire["inputRequiredResults"] += isinstance(result, InputRequiredResult)
+            return result
+
+        wire["inputRequiredResults"] += isinstance(first, InputRequiredResult)
+        return await drive(first, counted_retry)
+
+    client._drive_input_required = counting
+
+
+async def run(client_id, scenario_name, target):
+    out = {"client": client_id, "sdk": f"mcp@{version('mcp')}"}
+    mode = CLIENTS[client_id]
+    asked = []
+    callbacks = ask_callbacks(asked) if scenario_name == "ask" else {}
+    body = ask_scenario if scenario_name == "ask" else scenario
+    if mode is None:
+        from mcp import ClientSession
+
+        if callbacks and "elicitation_callback" not in inspect.signature(ClientSession).parameters:
+            raise RuntimeError(f"mcp@{version('mcp')} has no elicitation support: the ask scenario needs 2025-06-18 or later")
+        out["transport"], transport = legacy_transport(target)
+        out["scenario"] = scenario_name
+        async with transport as streams, ClientSession(streams[0], streams[1], **callbacks) as session:
             out["protocolVersion"] = (await session.initialize()).protocolVersion
-            await scenario(session, out)
+            await body(session, out)
     else:
         from mcp import Client
 
-        async with Client(params, **({} if mode == "auto" else {"mode": mode})) as client:
+        if isinstance(target, str) and is_sse(target):
+            from mcp.client.sse import sse_client
+
+            out["transport"], server = "sse", sse_client(target)
+        else:
+            # A URL string is the 2.x Client's own Streamable HTTP transport (stateless on 2026-07-28).
+            out["transport"], server = ("stdio" if not isinstance(target, str) else "streamable-http"), target
+        out["scenario"] = scenario_name
+        async with Client(server, **({} if mode == "auto" else {"mode": mode}), **callbacks) as client:
             out["protocolVersion"] = client.protocol_version
-            await scenario(client, out)
+            if scenario_name == "ask":
+                count_input_required(client, out)
+            await body(client, out)
+    if scenario_name == "ask":
+        out["asked"] = asked
     out["ok"] = True
     return out
 
@@ -73,20 +189,46 @@ def message(exc):
     return f"{type(exc).__name__}: {exc}"
 
 
+def parse(argv):
+    """(client id, scenario, target: StdioServerParameters or URL), or None on a usage error."""
+    client_id, rest = (argv[0], argv[1:]) if argv else (None, [])
+    scenario_name, url, command = "basic", None, None
+    i = 0
+    while i < len(rest):
+        if rest[i] == "--":
+            command = rest[i + 1 :]
+            if not command:
+                return None
+            break
+        if rest[i] == "--url" and i + 1 < len(rest):
+            url = rest[i + 1]
+        elif rest[i] == "--scenario" and i + 1 < len(rest) and rest[i + 1] in ("basic", "ask"):
+            scenario_name = rest[i + 1]
+        else:
+            return None
+        i += 2
+    if client_id not in CLIENTS or (url is None) == (command is None):
+        return None
+    target = url if command is None else StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    return client_id, scenario_name, target
+
+
 def main():
-    argv = sys.argv[1:]
-    client_id = argv[0] if argv else None
-    if client_id not in CLIENTS or len(argv) < 3 or argv[1] != "--":
-        print(f"usage: client.py <{'|'.join(CLIENTS)}> -- <command> [args...]", file=sys.stderr)
+    parsed = parse(sys.argv[1:])
+    if parsed is None:
+        print(
+            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask] (-- <command> [args...] | --url <url>)",
+            file=sys.stderr,
+        )
         sys.exit(2)
-    params = StdioServerParameters(command=argv[2], args=argv[3:], env=dict(os.environ))
+    client_id, scenario_name, target = parsed
 
     timeout = float(os.environ.get("MCP_CLIENT_TIMEOUT", "60"))
 
     async def bounded():
         try:
             with anyio.fail_after(timeout):
-                return await run(client_id, params)
+                return await run(client_id, scenario_name, target)
         except TimeoutError as exc:
             raise TimeoutError(f"timed out after {timeout:g} s") from exc
 

@@ -15,7 +15,7 @@ else
   (cd "$HERE" && npm ci --no-audit --no-fund)
   sha256sum < "$HERE/package-lock.json" > "$HERE/node_modules/.install-stamp"
 fi
-for alias in sdk-2024-11-05 sdk-2025-03-26 sdk-2025-06-18 sdk-2025-11-25 client-2026-07-28; do
+for alias in sdk-2024-11-05 sdk-2025-03-26 sdk-2025-06-18 sdk-2025-11-25 client-2026-07-28 sdk-sse-1.9.0; do
   node -e 'const p=require(process.argv[1]); console.log(`npm: ${process.argv[2]} -> ${p.name}@${p.version}`)' \
     "$HERE/node_modules/$alias/package.json" "$alias"
 done
