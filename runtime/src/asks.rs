@@ -33,6 +33,17 @@ pub enum Ask {
         /// The JSON Schema (flat object of primitive properties) of the answer.
         requested_schema: Value,
     },
+    /// `elicitation/create` in URL mode (2025-11-25+): send the user to a URL (for
+    /// credentials or payments that must not pass through the client).
+    ElicitUrl {
+        /// Why the user should open the URL.
+        message: String,
+        /// The URL.
+        url: String,
+        /// An id the server later names in `notifications/elicitation/complete`
+        /// (required by 2025-11-25; optional in 2026-07-28).
+        elicitation_id: String,
+    },
     /// `sampling/createMessage`, with its params as the newest revision defines them.
     CreateMessage(Value),
     /// `roots/list`.
@@ -43,7 +54,7 @@ impl Ask {
     /// The method that carries this ask.
     pub fn method(&self) -> &'static str {
         match self {
-            Ask::Elicit { .. } => "elicitation/create",
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => "elicitation/create",
             Ask::CreateMessage(_) => "sampling/createMessage",
             Ask::ListRoots => "roots/list",
         }
@@ -52,7 +63,7 @@ impl Ask {
     /// The client capability this ask needs.
     pub fn capability(&self) -> &'static str {
         match self {
-            Ask::Elicit { .. } => "elicitation",
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => "elicitation",
             Ask::CreateMessage(_) => "sampling",
             Ask::ListRoots => "roots",
         }
@@ -64,19 +75,32 @@ impl Ask {
                 message,
                 requested_schema,
             } => json!({"message": message, "requestedSchema": requested_schema}),
+            Ask::ElicitUrl {
+                message,
+                url,
+                elicitation_id,
+            } => {
+                json!({"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id})
+            }
             Ask::CreateMessage(params) => params.clone(),
             Ask::ListRoots => json!({}),
         }
     }
 
-    /// The request params in revision `v`'s shape (projected through its generated type).
-    fn params_for(&self, v: ProtocolVersion) -> Result<Value, RpcError> {
-        let params = self.neutral_params();
+    /// The params this ask sends in revision `v` (projected through its generated type,
+    /// after the downgrade rules); an error if `v` cannot express it.
+    pub fn request_params(&self, v: ProtocolVersion) -> Result<Value, RpcError> {
+        let mut params = self.neutral_params();
         match self {
-            Ask::Elicit { .. } => match v {
-                ProtocolVersion::V2025_06_18 => project::<
-                    mcp_generated::v2025_06_18::ElicitRequestParams,
-                >("an elicitation", params),
+            Ask::ElicitUrl { .. } if !v.features().url_elicitation => Err(not_in_revision(self, v)),
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => match v {
+                ProtocolVersion::V2025_06_18 => {
+                    titled_enums_as_enum_names(&mut params);
+                    project::<mcp_generated::v2025_06_18::ElicitRequestParams>(
+                        "an elicitation",
+                        params,
+                    )
+                }
                 ProtocolVersion::V2025_11_25 => project::<
                     mcp_generated::v2025_11_25::ElicitRequestParams,
                 >("an elicitation", params),
@@ -96,7 +120,7 @@ impl Ask {
     /// Checks the client's answer against revision `v`'s result type.
     fn check_answer(&self, v: ProtocolVersion, answer: &Value) -> Result<(), String> {
         let decoded = match self {
-            Ask::Elicit { .. } => match v {
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => match v {
                 ProtocolVersion::V2025_06_18 => serde_json::from_value::<
                     mcp_generated::v2025_06_18::ElicitResult,
                 >(answer.clone())
@@ -120,6 +144,39 @@ impl Ask {
             .map(|_| ())),
         };
         decoded.map_err(|e| e.to_string())
+    }
+}
+
+/// 2025-06-18 has no titled single-select (`oneOf` of `{const, title}`): it becomes the
+/// `enum` + `enumNames` form that revision has, so the user still gets a choice with labels
+/// (projection would otherwise read it as a free-text string and drop the choices).
+/// Defaults and multi-select do not exist there either: defaults are dropped by projection,
+/// a multi-select cannot be expressed and fails the ask.
+fn titled_enums_as_enum_names(params: &mut Value) {
+    let Some(Value::Object(props)) = params.pointer_mut("/requestedSchema/properties") else {
+        return;
+    };
+    for prop in props.values_mut() {
+        let Some(Value::Array(options)) = prop.get("oneOf").cloned() else {
+            continue;
+        };
+        let values: Vec<Value> = options
+            .iter()
+            .filter_map(|o| o.get("const").cloned())
+            .collect();
+        let names: Vec<Value> = options
+            .iter()
+            .map(|o| {
+                o.get("title")
+                    .cloned()
+                    .unwrap_or_else(|| o.get("const").cloned().unwrap_or(Value::Null))
+            })
+            .collect();
+        if let Value::Object(p) = prop {
+            p.remove("oneOf");
+            p.insert("enum".into(), Value::Array(values));
+            p.insert("enumNames".into(), Value::Array(names));
+        }
     }
 }
 
@@ -231,7 +288,7 @@ impl Round {
                 Ok(Some(answer.clone()))
             }
             None => {
-                let params = ask.params_for(ProtocolVersion::V2026_07_28)?;
+                let params = ask.request_params(ProtocolVersion::V2026_07_28)?;
                 lock(&self.needed).insert(
                     key.to_owned(),
                     json!({"method": ask.method(), "params": params}),
@@ -280,12 +337,24 @@ pub(crate) async fn ask_all(
 ) -> Result<Vec<Value>, RpcError> {
     let v = ctx.version();
     for (_, ask) in &asks {
-        if matches!(ask, Ask::Elicit { .. }) && !v.features().elicitation {
+        if matches!(ask, Ask::Elicit { .. } | Ask::ElicitUrl { .. }) && !v.features().elicitation {
             return Err(not_in_revision(ask, v));
         }
         if !ctx.client_supports(ask.capability()) {
             // Nothing is sent for a capability the client did not declare.
             return Err(missing_capability(ask));
+        }
+        if matches!(ask, Ask::ElicitUrl { .. })
+            && ctx
+                .client_capabilities()
+                .pointer("/elicitation/url")
+                .is_none()
+        {
+            return Err(RpcError::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "Missing required client capability: elicitation.url",
+            )
+            .with_data(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})));
         }
         if let Ask::CreateMessage(params) = ask {
             let offers_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
@@ -345,7 +414,7 @@ async fn legacy_ask(
     ask: &Ask,
 ) -> Result<Value, RpcError> {
     let v = ctx.version();
-    let params = ask.params_for(v)?;
+    let params = ask.request_params(v)?;
     let (id, rx) = pending.register();
     // If this future is dropped before the answer (the asking request was cancelled and its
     // handler dropped), the guard forgets the request and tells the client to stop.

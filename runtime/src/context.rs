@@ -134,6 +134,38 @@ impl Context {
         .await
     }
 
+    /// Sends the user to a URL (`elicitation/create`, URL mode; 2025-11-25+; the client
+    /// must have declared `elicitation.url`) and returns the client's `ElicitResult`.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Result<Value, RpcError> {
+        self.ask_one(
+            None,
+            Ask::ElicitUrl {
+                message: message.into(),
+                url: url.into(),
+                elicitation_id: elicitation_id.into(),
+            },
+        )
+        .await
+    }
+
+    /// Tells the client that a URL-mode elicitation finished
+    /// (`notifications/elicitation/complete`). Only 2025-11-25 has this notification; in
+    /// other revisions nothing is sent.
+    pub async fn elicitation_complete(&self, elicitation_id: &str) {
+        if self.version.features().elicitation_complete {
+            self.send(jsonrpc::notification(
+                "notifications/elicitation/complete",
+                Some(serde_json::json!({"elicitationId": elicitation_id})),
+            ))
+            .await;
+        }
+    }
+
     /// Asks the client's model (`sampling/createMessage`, params as the newest revision
     /// defines them) and returns its `CreateMessageResult`.
     pub async fn create_message(&self, params: Value) -> Result<Value, RpcError> {

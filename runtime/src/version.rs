@@ -64,6 +64,10 @@ pub struct Features {
     pub icons: bool,
     /// Sampling requests may offer tools (`tools`, `toolChoice`).
     pub sampling_tools: bool,
+    /// URL-mode elicitation.
+    pub url_elicitation: bool,
+    /// `notifications/elicitation/complete` (2025-11-25 only).
+    pub elicitation_complete: bool,
     /// Experimental tasks.
     pub tasks: bool,
     /// Results carry `resultType`.
@@ -96,6 +100,8 @@ const LEGACY_BASE: Features = Features {
     elicitation: false,
     icons: false,
     sampling_tools: false,
+    url_elicitation: false,
+    elicitation_complete: false,
     tasks: false,
     result_type: false,
     cache_hints: false,
@@ -126,11 +132,14 @@ const F_2025_06_18: Features = Features {
 const F_2025_11_25: Features = Features {
     icons: true,
     sampling_tools: true,
+    url_elicitation: true,
+    elicitation_complete: true,
     tasks: true,
     ..F_2025_06_18
 };
 const F_2026_07_28: Features = Features {
     era: Era::Modern,
+    elicitation_complete: false,
     structured_any_json: true,
     tasks: false,
     result_type: true,

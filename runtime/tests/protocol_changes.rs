@@ -316,8 +316,8 @@ const ROWS: &[Row] = &[
     row(&[P3], TYPES, "changed", UNIONS, Top, "+*Task*", "not-offered-tasks"),
     row(&[P4], TYPES, "changed", "ClientRequest|ServerNotification|ServerResult", Top, "−*Task*", "not-offered-tasks"),
     // --- URL-mode elicitation (2025-11-25): not offered. ---------------------------------
-    row(&[P3, P4], METHODS, "*", "notifications/elicitation/complete", Top, "*", "not-offered-url-elicitation"),
-    row(&[P3, P4], CAPS, "*", "client.elicitation.url", Top, "*", "not-offered-url-elicitation"),
+    row(&[P3, P4], METHODS, "*", "notifications/elicitation/complete", Top, "*", "url-elicitation"),
+    row(&[P3, P4], CAPS, "*", "client.elicitation.url", Top, "*", "url-elicitation"),
     row(
         &[P3, P4],
         TYPES,
@@ -325,9 +325,9 @@ const ROWS: &[Row] = &[
         "ElicitRequestURLParams|ElicitationComplete*|URLElicitationRequiredError",
         AnyLevel,
         "*",
-        "not-offered-url-elicitation",
+        "url-elicitation",
     ),
-    row(&[P3, P4], TYPES, "changed", "ServerNotification", Top, "*ElicitationCompleteNotification", "not-offered-url-elicitation"),
+    row(&[P3, P4], TYPES, "changed", "ServerNotification", Top, "*ElicitationCompleteNotification", "url-elicitation"),
     // --- Sampling, elicitation (form mode), roots: the server asks the client. -----------
     row(&[P2, P3, P4], METHODS, "*", "sampling/createMessage|elicitation/create|roots/list", Top, "*", "ask-client"),
     row(&[P2, P3, P4], CAPS, "*", "client.sampling*|client.elicitation*|client.roots*", Top, "*", "ask-client"),
