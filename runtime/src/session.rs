@@ -56,19 +56,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Connection {
     /// A connection whose outgoing messages are sent to `out`.
     pub fn new(server: Server, out: mpsc::Sender<Value>) -> Arc<Connection> {
-        let conn = Arc::new(Connection {
-            server,
-            out,
-            state: Mutex::new(State {
-                lifecycle: Lifecycle::New,
-                client_capabilities: json!({}),
-                subscriptions: BTreeSet::new(),
-            }),
-            in_flight: Mutex::new(HashMap::new()),
-            log_level: SharedLogLevel::default(),
-            closed: CancellationToken::new(),
-            pending: Arc::new(Pending::default()),
-        });
+        let conn = Connection::stateless(server, out);
         Connection::forward_events(&conn);
         conn
     }

@@ -147,6 +147,16 @@ fn spawn_reaper(state: std::sync::Weak<AppState>) {
     });
 }
 
+/// 404 for an unknown or ended session (the client must start a new one).
+fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        None,
+        ErrorCode(-32001),
+        "Session not found",
+    )
+}
+
 fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
@@ -230,12 +240,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     if let Some(session_id) = header_str(&headers, "mcp-session-id") {
         let session = lock(&state.sessions).get(session_id).cloned();
         let Some(session) = session else {
-            return rpc_error(
-                StatusCode::NOT_FOUND,
-                None,
-                ErrorCode(-32001),
-                "Session not found",
-            );
+            return session_not_found();
         };
         *lock(&session.last_seen) = Instant::now();
         if let Some(v) = header_str(&headers, "mcp-protocol-version") {
@@ -625,20 +630,10 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     };
     let session = lock(&state.sessions).get(session_id).cloned();
     let Some(session) = session else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode(-32001),
-            "Session not found",
-        );
+        return session_not_found();
     };
     let Some(streams) = session.streams.as_ref() else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode(-32001),
-            "Session not found",
-        );
+        return session_not_found();
     };
     // Resumption: replay what the named stream had after the client's last event.
     if let Some(last) = header_str(&headers, "last-event-id") {
@@ -681,12 +676,7 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
             session.conn.close();
             StatusCode::OK.into_response()
         }
-        None => rpc_error(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode(-32001),
-            "Session not found",
-        ),
+        None => session_not_found(),
     }
 }
 
@@ -788,20 +778,10 @@ async fn post_messages(
     };
     let session = lock(&state.sessions).get(session_id).cloned();
     let Some(session) = session else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode(-32001),
-            "Session not found",
-        );
+        return session_not_found();
     };
     let Some(sink) = session.sse_sink.clone() else {
-        return rpc_error(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode(-32001),
-            "Session not found",
-        );
+        return session_not_found();
     };
     *lock(&session.last_seen) = Instant::now();
     session.conn.handle_frame(&body, &sink).await;
