@@ -46,12 +46,9 @@ pub fn diff(old: &Summary, new: &Summary) -> String {
     push_section(&mut out, caps);
 
     out.push_str("### Types\n\n");
-    let types = changes(
-        &old.types,
-        &new.types,
-        |name, a, b| type_change(name, a, b),
-        |name, _| format!("`{name}`"),
-    );
+    let types = changes(&old.types, &new.types, type_change, |name, _| {
+        format!("`{name}`")
+    });
     push_section(&mut out, types);
     out
 }

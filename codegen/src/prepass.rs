@@ -270,9 +270,9 @@ fn hoist_inline_types(defs: &mut Definitions, hoisted: &mut BTreeSet<String>) {
         let mut changed = false;
         for (prop, schema) in props.iter_mut() {
             let base = format!("{name}{}", prop.to_upper_camel_case());
-            let (slot, wanted) = if prop == "params" && is_message && is_inline_object(schema) {
-                (schema, base)
-            } else if is_union_of_refs(schema) {
+            let hoist_whole = (prop == "params" && is_message && is_inline_object(schema))
+                || is_union_of_refs(schema);
+            let (slot, wanted) = if hoist_whole {
                 (schema, base)
             } else {
                 match schema.get_mut("items") {

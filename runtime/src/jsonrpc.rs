@@ -201,6 +201,8 @@ pub fn parse_frame(bytes: &[u8]) -> Frame {
 }
 
 /// Parses one message value.
+// `Invalid` carries an `RpcError` by value on purpose: it is answered at once.
+#[allow(clippy::result_large_err)]
 pub fn parse_message(value: Value) -> Result<Message, Invalid> {
     let Value::Object(mut obj) = value else {
         return Err(Invalid {

@@ -17,6 +17,7 @@
 //!   before 2026-07-28;
 //! - 2026-07-28 results carry `resultType: "complete"`, list and read results `ttlMs` and
 //!   `cacheScope`, and `_meta` names the server; older revisions get none of these.
+//!
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
 //! rule: projection drops them.
 

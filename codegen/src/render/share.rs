@@ -198,8 +198,9 @@ pub fn share(revisions: &[Revision], files: &mut [syn::File]) -> TokenStream {
             .join("__")
     };
     // (shared module) → (type name → items), and per revision the names it re-exports.
-    let mut shared: BTreeMap<String, (Vec<usize>, BTreeMap<String, Vec<syn::Item>>)> =
-        BTreeMap::new();
+    // Shared module → (its revisions, type name → items).
+    type Members = (Vec<usize>, BTreeMap<String, Vec<syn::Item>>);
+    let mut shared: BTreeMap<String, Members> = BTreeMap::new();
     let mut home: BTreeMap<(usize, String), String> = BTreeMap::new();
     for ((r, name), c) in &class {
         let rs = &members[c];

@@ -179,6 +179,8 @@ fn rpc_error(
 }
 
 /// Host and Origin must name an allowed host (DNS-rebinding protection): else 403.
+// A `Response` is the natural error of a request guard; it is built once per rejection.
+#[allow(clippy::result_large_err)]
 fn check_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Response> {
     let allowed = |authority: &str| {
         let host = if authority.starts_with('[') {
@@ -283,7 +285,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);
     let modern_served = state.server.versions().of_era(Era::Modern).next().is_some();
-    if modern_served && (has_meta || header_version.is_some()) && !(!has_meta && header_is_legacy) {
+    if modern_served && (has_meta || (header_version.is_some() && !header_is_legacy)) {
         return stateless(&state, &headers, parsed, &body).await;
     }
     if parsed.get("method").and_then(Value::as_str) == Some("initialize") {
@@ -523,7 +525,7 @@ fn status_for(map: Option<StatusMap>, answer: &Value) -> StatusCode {
     let code = answer.pointer("/error/code").and_then(Value::as_i64);
     match (map, code) {
         (Some(StatusMap::Modern), Some(-32601)) => StatusCode::NOT_FOUND,
-        (Some(StatusMap::Modern), Some(-32020 | -32021 | -32022)) => StatusCode::BAD_REQUEST,
+        (Some(StatusMap::Modern), Some(-32022..=-32020)) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }
