@@ -609,3 +609,47 @@ async fn mirrored_parameter_headers_must_match_the_arguments() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn sessions_are_capped_and_idle_ones_expire() {
+    let mut config = mcp_runtime::transport::http::HttpConfig::default();
+    config.max_sessions = 1;
+    config.session_idle_timeout = std::time::Duration::from_millis(200);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(mcp_runtime::transport::http::serve_listener(
+        common::conformance_server(),
+        listener,
+        config,
+    ));
+    let session = legacy_session(&base, "2025-06-18").await;
+    let init = rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(
+        post(&base, &[], &init).await.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "one session at most"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert_eq!(
+        post(
+            &base,
+            &[("mcp-session-id", &session)],
+            &rpc(2, "ping", json!({}))
+        )
+        .await
+        .status,
+        StatusCode::NOT_FOUND,
+        "expired"
+    );
+    assert_eq!(
+        post(&base, &[], &init).await.status,
+        StatusCode::OK,
+        "room for a new session"
+    );
+}

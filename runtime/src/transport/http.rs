@@ -92,7 +92,7 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
         config,
         sessions: Mutex::new(HashMap::new()),
     });
-    spawn_reaper(Arc::downgrade(&state));
+    spawn_reaper(Arc::downgrade(&state), state.config.session_idle_timeout);
     let mut app = Router::new().route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp));
     if legacy_sse {
         app = app
@@ -129,10 +129,13 @@ pub async fn serve_listener(
     axum::serve(listener, app).await
 }
 
-fn spawn_reaper(state: std::sync::Weak<AppState>) {
+fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Duration) {
+    // Look twice per timeout (at most every 30 s), so a session outlives its idle time by
+    // at most half of it.
+    let period = (idle_timeout / 2).clamp(Duration::from_millis(10), Duration::from_secs(30));
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            tokio::time::sleep(period).await;
             let Some(state) = state.upgrade() else { return };
             let timeout = state.config.session_idle_timeout;
             let mut sessions = lock(&state.sessions);
