@@ -439,12 +439,13 @@ fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
 }
 
 fn page<T>(items: &[T], offset: usize, size: usize) -> Result<(&[T], Option<String>), RpcError> {
-    if offset > items.len() {
-        return Err(RpcError::invalid_params("invalid cursor"));
-    }
     let end = offset.saturating_add(size.max(1)).min(items.len());
+    // A cursor past the end (forged, or from a list that shrank) is invalid.
+    let slice = items
+        .get(offset..end)
+        .ok_or_else(|| RpcError::invalid_params("invalid cursor"))?;
     let next = (end < items.len()).then(|| encode_cursor(end));
-    Ok((&items[offset..end], next))
+    Ok((slice, next))
 }
 
 /// Decodes `params` into the revision's generated params type of method `M`: params that

@@ -91,7 +91,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std
             });
         }
         let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
+            Some(i) => (buf.get(..i).unwrap_or(buf), Some(i + 1)),
             None => (buf, None),
         };
         total += chunk.len();
