@@ -501,6 +501,14 @@ impl Connection {
     }
 }
 
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Ends the task that forwards server events to this peer (it only holds a weak
+        // reference, and would otherwise wait for the next event to notice).
+        self.closed.cancel();
+    }
+}
+
 /// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
 /// handler run as a task at revision `v`.
 enum Admission {
