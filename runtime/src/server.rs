@@ -272,7 +272,16 @@ impl Server {
 
     /// Whether the server declared a capability.
     pub fn declares(&self, capability: &str) -> bool {
-        self.neutral_capabilities().get(capability).is_some()
+        // Read on every request: answered from the flags, not by building the capabilities.
+        let i = &self.inner;
+        match capability {
+            "tools" => i.declare_tools,
+            "resources" => i.declare_resources,
+            "prompts" => i.declare_prompts,
+            "logging" => true,
+            "completions" => i.completion.is_some(),
+            _ => false,
+        }
     }
 }
 

@@ -206,11 +206,22 @@ pub fn tool_result(
     ))
 }
 
-fn with_cursor(mut result: Map<String, Value>, next_cursor: Option<String>) -> Map<String, Value> {
+/// A list result before projection: the items under `key`, the next cursor, and what
+/// 2026-07-28 adds to a list (list cache hints).
+fn list_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    key: &str,
+    items: Vec<Value>,
+    next_cursor: Option<String>,
+) -> Value {
+    let mut result = Map::new();
+    result.insert(key.into(), Value::Array(items));
     if let Some(c) = next_cursor {
         result.insert("nextCursor".into(), json!(c));
     }
-    result
+    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    Value::Object(result)
 }
 
 /// The result of `tools/list`.
@@ -239,11 +250,10 @@ pub fn list_tools(
             tool
         })
         .collect();
-    let mut result = with_cursor(object(json!({"tools": tools})), next_cursor);
-    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let result = list_result(v, server, "tools", tools, next_cursor);
     by_revision!(v, |m| project_open::<m::ListToolsResult>(
         "the tool list",
-        Value::Object(result)
+        result
     ))
 }
 
@@ -254,14 +264,11 @@ pub fn list_resources(
     resources: &[&Resource],
     next_cursor: Option<String>,
 ) -> Result<Value, RpcError> {
-    let mut result = with_cursor(
-        object(json!({"resources": resources.iter().map(neutral).collect::<Vec<_>>()})),
-        next_cursor,
-    );
-    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let items = resources.iter().map(neutral).collect();
+    let result = list_result(v, server, "resources", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListResourcesResult>(
         "the resource list",
-        Value::Object(result)
+        result
     ))
 }
 
@@ -272,14 +279,11 @@ pub fn list_resource_templates(
     templates: &[&ResourceTemplate],
     next_cursor: Option<String>,
 ) -> Result<Value, RpcError> {
-    let mut result = with_cursor(
-        object(json!({"resourceTemplates": templates.iter().map(neutral).collect::<Vec<_>>()})),
-        next_cursor,
-    );
-    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let items = templates.iter().map(neutral).collect();
+    let result = list_result(v, server, "resourceTemplates", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListResourceTemplatesResult>(
         "the resource template list",
-        Value::Object(result)
+        result
     ))
 }
 
@@ -304,14 +308,11 @@ pub fn list_prompts(
     prompts: &[&Prompt],
     next_cursor: Option<String>,
 ) -> Result<Value, RpcError> {
-    let mut result = with_cursor(
-        object(json!({"prompts": prompts.iter().map(neutral).collect::<Vec<_>>()})),
-        next_cursor,
-    );
-    stamp(v, &mut result, server, Some(CacheHint::LIST));
+    let items = prompts.iter().map(neutral).collect();
+    let result = list_result(v, server, "prompts", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListPromptsResult>(
         "the prompt list",
-        Value::Object(result)
+        result
     ))
 }
 

@@ -150,6 +150,16 @@ fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Duration) {
     });
 }
 
+/// The live session with this id, or the 404 for an unknown or ended one.
+// A `Response` is the natural error of a request guard; it is built once per rejection.
+#[allow(clippy::result_large_err)]
+fn find_session(state: &AppState, id: &str) -> Result<Arc<Session>, Response> {
+    lock(&state.sessions)
+        .get(id)
+        .cloned()
+        .ok_or_else(session_not_found)
+}
+
 /// 404 for an unknown or ended session (the client must start a new one).
 fn session_not_found() -> Response {
     rpc_error(
@@ -243,9 +253,9 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         return r;
     }
     if let Some(session_id) = header_str(&headers, "mcp-session-id") {
-        let session = lock(&state.sessions).get(session_id).cloned();
-        let Some(session) = session else {
-            return session_not_found();
+        let session = match find_session(&state, session_id) {
+            Ok(s) => s,
+            Err(r) => return r,
         };
         *lock(&session.last_seen) = Instant::now();
         if let Some(v) = header_str(&headers, "mcp-protocol-version") {
@@ -633,9 +643,9 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
             "Method Not Allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let session = lock(&state.sessions).get(session_id).cloned();
-    let Some(session) = session else {
-        return session_not_found();
+    let session = match find_session(&state, session_id) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     let Some(streams) = session.streams.as_ref() else {
         return session_not_found();
@@ -781,9 +791,9 @@ async fn post_messages(
             "Bad Request: sessionId is required",
         );
     };
-    let session = lock(&state.sessions).get(session_id).cloned();
-    let Some(session) = session else {
-        return session_not_found();
+    let session = match find_session(&state, session_id) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     let Some(sink) = session.sse_sink.clone() else {
         return session_not_found();
