@@ -103,6 +103,10 @@ pub struct Limits {
     /// How long a legacy client may take to answer a request the server sent it
     /// (sampling, elicitation, roots). Default 60 s.
     pub ask_timeout: std::time::Duration,
+    /// How long one request's handler may run before it is cancelled and answered with
+    /// an internal error. Default 5 minutes (tools may legitimately be slow; a hung one
+    /// must not hold its id and memory forever).
+    pub request_timeout: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -113,6 +117,7 @@ impl Default for Limits {
             outbound_queue: 1024,
             shutdown_grace: std::time::Duration::from_secs(5),
             ask_timeout: std::time::Duration::from_secs(60),
+            request_timeout: std::time::Duration::from_secs(300),
         }
     }
 }

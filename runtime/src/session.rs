@@ -248,17 +248,30 @@ impl Connection {
                             server.handle(v, &method, params.as_ref(), ctx).await
                         })
                         .catch_unwind();
+                        let timeout = server.limits().request_timeout;
                         let outcome = tokio::select! {
                             biased;
                             _ = token.cancelled() => None,
-                            r = work => Some(r),
+                            r = tokio::time::timeout(timeout, work) => Some(r),
                         };
                         lock(&conn.in_flight).remove(&id);
                         let outcome = outcome?;
                         Some(match outcome {
-                            Ok(Ok(result)) => jsonrpc::result_response(&id, result),
-                            Ok(Err(error)) => jsonrpc::error_response(Some(&id), &error),
-                            Err(_panic) => {
+                            Ok(Ok(Ok(result))) => jsonrpc::result_response(&id, result),
+                            Ok(Ok(Err(error))) => jsonrpc::error_response(Some(&id), &error),
+                            Err(_elapsed) => {
+                                // Dropping the handler's future cancels it; its asks end too.
+                                token.cancel();
+                                tracing::warn!(%method, ?timeout, "handler timed out");
+                                jsonrpc::error_response(
+                                    Some(&id),
+                                    &RpcError::internal(format!(
+                                        "Internal error: the handler did not finish within {} ms",
+                                        timeout.as_millis()
+                                    )),
+                                )
+                            }
+                            Ok(Err(_panic)) => {
                                 tracing::error!(%method, "handler panicked");
                                 jsonrpc::error_response(
                                     Some(&id),
