@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mcp_runtime::jsonrpc::Outgoing;
 use mcp_runtime::model::{Content, Implementation, Resource, ResourceContents, Tool, ToolResult};
 use mcp_runtime::session::Connection;
 use mcp_runtime::Server;
@@ -109,8 +110,8 @@ fn mix(version: &str) -> Vec<(&'static str, Vec<u8>, bool)> {
 async fn connection(
     server: &Server,
     version: &str,
-    tx: &mpsc::Sender<Value>,
-    rx: &mut mpsc::Receiver<Value>,
+    tx: &mpsc::Sender<Outgoing>,
+    rx: &mut mpsc::Receiver<Outgoing>,
 ) -> std::sync::Arc<Connection> {
     let conn = Connection::new(server.clone(), tx.clone());
     if version != "2026-07-28" {
@@ -153,8 +154,10 @@ fn bench(c: &mut Criterion) {
                         let (tx, mut rx) = mpsc::channel(16);
                         let conn = Connection::new(server.clone(), tx.clone());
                         conn.handle_frame(&bytes, &tx).await;
-                        let answer = rx.recv().await.unwrap_or_default();
-                        serde_json::to_vec(&answer).unwrap_or_default()
+                        let answer = rx.recv().await;
+                        answer
+                            .map(|a| a.json().as_bytes().to_vec())
+                            .unwrap_or_default()
                     })
                 });
             } else {
@@ -166,8 +169,10 @@ fn bench(c: &mut Criterion) {
                         rt.block_on(async {
                             conn.handle_frame(&bytes, &tx).await;
                             if answered {
-                                let answer = rx.recv().await.unwrap_or_default();
-                                serde_json::to_vec(&answer).unwrap_or_default()
+                                let answer = rx.recv().await;
+                                answer
+                                    .map(|a| a.json().as_bytes().to_vec())
+                                    .unwrap_or_default()
                             } else {
                                 Vec::new()
                             }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::asks::{self, Ask, Asker};
-use crate::jsonrpc::{self, RequestId, RpcError};
+use crate::jsonrpc::{self, Outgoing, RequestId, RpcError};
 use crate::model::LogLevel;
 use crate::server::Server;
 use crate::shape;
@@ -76,7 +76,7 @@ pub struct Context {
     client_capabilities: Value,
     progress_token: Option<Value>,
     log: LogFilter,
-    out: mpsc::Sender<Value>,
+    out: mpsc::Sender<Outgoing>,
     cancel: CancellationToken,
     asker: Asker,
     request_id: Option<RequestId>,
@@ -92,7 +92,7 @@ impl Context {
         client_capabilities: Value,
         progress_token: Option<Value>,
         log: LogFilter,
-        out: mpsc::Sender<Value>,
+        out: mpsc::Sender<Outgoing>,
         cancel: CancellationToken,
         asker: Asker,
     ) -> Context {
@@ -272,7 +272,7 @@ impl Context {
         self.send(jsonrpc::notification(method, Some(params))).await;
     }
 
-    async fn send(&self, message: Value) {
+    async fn send(&self, message: Outgoing) {
         if !self.cancel.is_cancelled() {
             // A closed channel means the peer is gone; there is no one to tell.
             let _ = self.out.send(message).await;

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use crate::context::Context;
-use crate::jsonrpc::{ErrorCode, RequestId, RpcError};
+use crate::jsonrpc::{Encoded, ErrorCode, RequestId, RpcError};
 use crate::model::{
     Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
     Tool, ToolResult,
@@ -107,6 +107,12 @@ pub struct Limits {
     /// an internal error. Default 5 minutes (tools may legitimately be slow; a hung one
     /// must not hold its id and memory forever).
     pub request_timeout: std::time::Duration,
+    /// Requests one connection (a stdio peer, an HTTP session) may have running at once;
+    /// beyond it a request is answered at once with `-32603` ("too many requests in
+    /// progress") and nothing runs. Bounds the memory a client can make the server hold
+    /// by sending requests faster than they finish (or than it reads their answers).
+    /// Default 1024.
+    pub max_in_flight: usize,
 }
 
 impl Default for Limits {
@@ -118,6 +124,7 @@ impl Default for Limits {
             shutdown_grace: std::time::Duration::from_secs(5),
             ask_timeout: std::time::Duration::from_secs(60),
             request_timeout: std::time::Duration::from_secs(300),
+            max_in_flight: 1024,
         }
     }
 }
@@ -502,7 +509,7 @@ impl Server {
         method: &str,
         params: Option<&Value>,
         ctx: Context,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Encoded, RpcError> {
         let info = &self.inner.info;
         match method {
             "ping" => Ok(shape::empty(v, info)),
@@ -677,7 +684,7 @@ impl Server {
         v: ProtocolVersion,
         params: Option<&Value>,
         ctx: Context,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Encoded, RpcError> {
         // Only 2026-07-28 has this method (admission checked the revision's table).
         debug_assert_eq!(v, ProtocolVersion::V2026_07_28);
         check_params::<mcp_generated::v2026_07_28::methods::SubscriptionsListen>(params)?;
@@ -750,7 +757,10 @@ impl Server {
         let mut result = Map::new();
         result.insert("_meta".into(), tag);
         result.insert("resultType".into(), json!("complete"));
-        Ok(Value::Object(result))
+        shape::project_open::<mcp_generated::v2026_07_28::SubscriptionsListenResult>(
+            "the end of a subscription",
+            Value::Object(result),
+        )
     }
 
     fn require(&self, capability: &str, method: &str) -> Result<(), RpcError> {
@@ -791,7 +801,7 @@ fn input_required(
     v: ProtocolVersion,
     info: &Implementation,
     asker: &crate::asks::Asker,
-) -> Result<Option<Value>, RpcError> {
+) -> Result<Option<Encoded>, RpcError> {
     match asker {
         crate::asks::Asker::Modern(round) => match round.input_required() {
             Some((requests, state)) => shape::input_required(v, info, requests, state).map(Some),

@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::asks::{Asker, Pending, Round};
 use crate::context::{Context, LogFilter, SharedLogLevel};
-use crate::jsonrpc::{self, ErrorCode, Frame, Invalid, Message, RequestId, RpcError};
+use crate::jsonrpc::{
+    self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RpcError,
+};
 use crate::model::LogLevel;
 use crate::server::{Server, ServerEvent};
 use crate::shape::{self, by_revision};
@@ -40,7 +42,7 @@ struct State {
 /// The conversation with one peer. Messages to the peer go to `out`, in order.
 pub struct Connection {
     server: Server,
-    out: mpsc::Sender<Value>,
+    out: mpsc::Sender<Outgoing>,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     log_level: SharedLogLevel,
@@ -55,7 +57,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Connection {
     /// A connection whose outgoing messages are sent to `out`.
-    pub fn new(server: Server, out: mpsc::Sender<Value>) -> Arc<Connection> {
+    pub fn new(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
         let conn = Connection::stateless(server, out);
         Connection::forward_events(&conn);
         conn
@@ -63,7 +65,7 @@ impl Connection {
 
     /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
     /// session notifications, so nothing is spawned for it.
-    pub fn stateless(server: Server, out: mpsc::Sender<Value>) -> Arc<Connection> {
+    pub fn stateless(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
         Arc::new(Connection {
             server,
             out,
@@ -103,7 +105,7 @@ impl Connection {
         }
     }
 
-    async fn send(&self, message: Value) {
+    async fn send(&self, message: Outgoing) {
         // A closed channel means the peer is gone; there is no one left to answer.
         let _ = self.out.send(message).await;
     }
@@ -116,7 +118,7 @@ impl Connection {
     pub async fn handle_frame(
         self: &Arc<Self>,
         bytes: &[u8],
-        reply: &mpsc::Sender<Value>,
+        reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
         match jsonrpc::parse_frame(bytes) {
             Frame::Single(Err(invalid)) => {
@@ -144,7 +146,7 @@ impl Connection {
     async fn handle_batch(
         self: &Arc<Self>,
         items: Vec<Result<Message, Invalid>>,
-        reply: &mpsc::Sender<Value>,
+        reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
@@ -178,14 +180,14 @@ impl Connection {
         }
         let reply = reply.clone();
         tokio::spawn(async move {
-            let answers: Vec<Value> = futures_util::future::join_all(tasks)
+            let answers: Vec<Outgoing> = futures_util::future::join_all(tasks)
                 .await
                 .into_iter()
                 .flatten()
                 .collect();
             // Only cancelled requests: nothing to send.
             if !answers.is_empty() {
-                let _ = reply.send(Value::Array(answers)).await;
+                let _ = reply.send(jsonrpc::batch(&answers)).await;
             }
         });
         count
@@ -196,8 +198,8 @@ impl Connection {
     fn dispatch(
         self: &Arc<Self>,
         message: Message,
-        reply: &mpsc::Sender<Value>,
-    ) -> Option<futures_util::future::BoxFuture<'static, Option<Value>>> {
+        reply: &mpsc::Sender<Outgoing>,
+    ) -> Option<futures_util::future::BoxFuture<'static, Option<Outgoing>>> {
         match message {
             Message::Notification { method, params } => {
                 self.notification(&method, params.as_ref());
@@ -223,6 +225,16 @@ impl Connection {
                             .boxed(),
                         );
                     }
+                    if in_flight.len() >= self.server.limits().max_in_flight {
+                        let err = RpcError::internal(format!("Internal error: too many requests in progress on this connection (at most {}); retry when some have finished", in_flight.len()));
+                        return Some(
+                            futures_util::future::ready(Some(jsonrpc::error_response(
+                                Some(&id),
+                                &err,
+                            )))
+                            .boxed(),
+                        );
+                    }
                     in_flight.insert(id.clone(), token.clone());
                 }
                 // Admission (era, lifecycle, method table) is decided now, in arrival
@@ -232,7 +244,7 @@ impl Connection {
                         Admission::Answer(outcome) => {
                             lock(&self.in_flight).remove(&id);
                             let answer = match outcome {
-                                Ok(result) => jsonrpc::result_response(&id, result),
+                                Ok(result) => jsonrpc::result_response(&id, &result),
                                 Err(error) => jsonrpc::error_response(Some(&id), &error),
                             };
                             return Some(futures_util::future::ready(Some(answer)).boxed());
@@ -257,7 +269,7 @@ impl Connection {
                         lock(&conn.in_flight).remove(&id);
                         let outcome = outcome?;
                         Some(match outcome {
-                            Ok(Ok(Ok(result))) => jsonrpc::result_response(&id, result),
+                            Ok(Ok(Ok(result))) => jsonrpc::result_response(&id, &result),
                             Ok(Ok(Err(error))) => jsonrpc::error_response(Some(&id), &error),
                             Err(_elapsed) => {
                                 // Dropping the handler's future cancels it; its asks end too.
@@ -322,7 +334,7 @@ impl Connection {
         method: &str,
         params: Option<&Value>,
         cancel: CancellationToken,
-        reply: &mpsc::Sender<Value>,
+        reply: &mpsc::Sender<Outgoing>,
     ) -> Admission {
         let server = &self.server;
         let modern_served = server.versions().of_era(Era::Modern).next().is_some();
@@ -370,7 +382,7 @@ impl Connection {
                     "Invalid Request: initialize was already received",
                 )))
             }
-            (Lifecycle::New, "ping") => return Admission::Answer(Ok(json!({}))),
+            (Lifecycle::New, "ping") => return Admission::Answer(Ok(Encoded::empty_object())),
             (Lifecycle::New, _) => {
                 return Admission::Answer(Err(RpcError::new(
                     ErrorCode::INVALID_REQUEST,
@@ -407,7 +419,7 @@ impl Connection {
         }
     }
 
-    fn set_level(&self, v: ProtocolVersion, params: Option<&Value>) -> Result<Value, RpcError> {
+    fn set_level(&self, v: ProtocolVersion, params: Option<&Value>) -> Result<Encoded, RpcError> {
         let level = params
             .and_then(|p| p.get("level"))
             .and_then(Value::as_str)
@@ -424,7 +436,7 @@ impl Connection {
         v: ProtocolVersion,
         method: &str,
         params: Option<&Value>,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Encoded, RpcError> {
         let server = &self.server;
         if !server.declares("resources") {
             return Err(RpcError::method_not_found(method));
@@ -447,7 +459,7 @@ impl Connection {
         Ok(shape::empty(v, server.info()))
     }
 
-    fn initialize(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+    fn initialize(&self, params: Option<&Value>) -> Result<Encoded, RpcError> {
         let server = &self.server;
         let v = version::negotiate_initialize(params, server.versions())?;
         let result = shape::initialize(
@@ -525,7 +537,7 @@ impl Drop for Connection {
 /// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
 /// handler run as a task at revision `v`.
 enum Admission {
-    Answer(Result<Value, RpcError>),
+    Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, Context),
 }
 

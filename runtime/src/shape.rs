@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 
 use mcp_generated::KeepsUnknownKeys;
 
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{Encoded, RpcError};
 use crate::model::{
     Completion, Content, Implementation, Prompt, PromptResult, Resource, ResourceContents,
     ResourceTemplate, Tool, ToolResult,
@@ -72,15 +72,16 @@ pub fn project<T: DeserializeOwned + Serialize>(
     serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
 }
 
-/// Projects a neutral value through a generated type that keeps unknown keys, emptying
-/// them first: an outgoing message carries only what its revision defines.
+/// Projects a neutral result through a generated type that keeps unknown keys, emptying
+/// them first (an outgoing message carries only what its revision defines), and encodes
+/// the typed value straight to its JSON text.
 pub fn project_open<T: DeserializeOwned + Serialize + KeepsUnknownKeys>(
     what: &str,
     value: Value,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let mut typed: T = serde_json::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
-    serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
+    Encoded::of(&typed).map_err(|e| shaping_error(what, &e))
 }
 
 fn shaping_error(what: &str, e: &serde_json::Error) -> RpcError {
@@ -182,7 +183,7 @@ pub fn tool_result(
     v: ProtocolVersion,
     server: &Implementation,
     r: &ToolResult,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let f = v.features();
     let mut blocks = content(v, &r.content);
     let mut result = Map::new();
@@ -230,7 +231,7 @@ pub fn list_tools(
     server: &Implementation,
     tools: &[&Tool],
     next_cursor: Option<String>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let f = v.features();
     let tools: Vec<Value> = tools
         .iter()
@@ -263,7 +264,7 @@ pub fn list_resources(
     server: &Implementation,
     resources: &[&Resource],
     next_cursor: Option<String>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let items = resources.iter().map(neutral).collect();
     let result = list_result(v, server, "resources", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListResourcesResult>(
@@ -278,7 +279,7 @@ pub fn list_resource_templates(
     server: &Implementation,
     templates: &[&ResourceTemplate],
     next_cursor: Option<String>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let items = templates.iter().map(neutral).collect();
     let result = list_result(v, server, "resourceTemplates", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListResourceTemplatesResult>(
@@ -292,7 +293,7 @@ pub fn read_resource(
     v: ProtocolVersion,
     server: &Implementation,
     contents: &[ResourceContents],
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let mut result = object(json!({"contents": contents.iter().map(neutral).collect::<Vec<_>>()}));
     stamp(v, &mut result, server, Some(CacheHint::READ));
     by_revision!(v, |m| project_open::<m::ReadResourceResult>(
@@ -307,7 +308,7 @@ pub fn list_prompts(
     server: &Implementation,
     prompts: &[&Prompt],
     next_cursor: Option<String>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let items = prompts.iter().map(neutral).collect();
     let result = list_result(v, server, "prompts", items, next_cursor);
     by_revision!(v, |m| project_open::<m::ListPromptsResult>(
@@ -321,7 +322,7 @@ pub fn get_prompt(
     v: ProtocolVersion,
     server: &Implementation,
     prompt: &PromptResult,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let messages: Vec<Value> = prompt
         .messages
         .iter()
@@ -348,7 +349,7 @@ pub fn complete(
     v: ProtocolVersion,
     server: &Implementation,
     completion: &Completion,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let mut c = completion.clone();
     if c.values.len() > 100 {
         c.total.get_or_insert(c.values.len() as u64);
@@ -365,10 +366,19 @@ pub fn complete(
 
 /// An empty result (`ping`, `logging/setLevel`, subscriptions), exactly `{}` in legacy
 /// revisions.
-pub fn empty(v: ProtocolVersion, server: &Implementation) -> Value {
+pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
+    let f = v.features();
+    if !(f.result_type || f.server_info_in_meta) {
+        return Encoded::empty_object();
+    }
     let mut result = Map::new();
     stamp(v, &mut result, server, None);
-    Value::Object(result)
+    encode(&Value::Object(result))
+}
+
+fn encode(value: &Value) -> Encoded {
+    // A `Value` always encodes (its map keys are strings).
+    Encoded::of(value).unwrap_or_else(|_| Encoded::empty_object())
 }
 
 /// The server's capabilities for revision `v`, from the neutral declaration.
@@ -393,7 +403,7 @@ pub fn initialize(
     server: &Implementation,
     neutral_caps: &Value,
     instructions: Option<&str>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let mut result = object(json!({
         "protocolVersion": v.as_str(),
         "capabilities": server_capabilities(v, neutral_caps)?,
@@ -426,7 +436,7 @@ pub fn discover(
     neutral_caps: &Value,
     supported: &[&str],
     instructions: Option<&str>,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     let v = ProtocolVersion::V2026_07_28;
     let mut result = object(json!({
         "supportedVersions": supported,
@@ -449,7 +459,7 @@ pub fn input_required(
     server: &Implementation,
     input_requests: Value,
     request_state: String,
-) -> Result<Value, RpcError> {
+) -> Result<Encoded, RpcError> {
     if v != ProtocolVersion::V2026_07_28 {
         return Err(RpcError::internal(format!(
             "input_required does not exist in MCP {v}"

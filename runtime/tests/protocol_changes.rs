@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_runtime::jsonrpc::Outgoing;
 use mcp_runtime::model::{
     Annotations, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage,
     PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolAnnotations, ToolResult,
@@ -765,7 +766,9 @@ fn projection_drops_fields_the_revision_does_not_define() {
         (V::V2025_11_25, true, true, true),
         (V::V2026_07_28, true, true, true),
     ] {
-        let r = shape::list_tools(v, &info, &[&tool], None).expect("tool list");
+        let r = shape::list_tools(v, &info, &[&tool], None)
+            .expect("tool list")
+            .to_value();
         let t = &r["tools"][0];
         assert_eq!(has(t, "annotations"), annotations, "{v}: {t}");
         assert_eq!(has(t, "title"), titles, "{v}: {t}");
@@ -793,10 +796,14 @@ fn projection_drops_fields_the_revision_does_not_define() {
             last_modified: Some("2025-01-01T00:00:00Z".into()),
         }),
     }]);
-    let r = shape::tool_result(V::V2025_03_26, &info, &annotated).expect("result");
+    let r = shape::tool_result(V::V2025_03_26, &info, &annotated)
+        .expect("result")
+        .to_value();
     let a = &r["content"][0]["annotations"];
     assert!(has(a, "priority") && !has(a, "lastModified"), "{a}");
-    let r = shape::tool_result(V::V2025_06_18, &info, &annotated).expect("result");
+    let r = shape::tool_result(V::V2025_06_18, &info, &annotated)
+        .expect("result")
+        .to_value();
     assert!(has(&r["content"][0]["annotations"], "lastModified"), "{r}");
     // PromptArgument.title (2025-06-18).
     let prompt = Prompt {
@@ -811,12 +818,16 @@ fn projection_drops_fields_the_revision_does_not_define() {
         }],
         icons: vec![],
     };
-    let r = shape::list_prompts(V::V2025_03_26, &info, &[&prompt], None).expect("prompts");
+    let r = shape::list_prompts(V::V2025_03_26, &info, &[&prompt], None)
+        .expect("prompts")
+        .to_value();
     assert!(
         !has(&r["prompts"][0], "title") && !has(&r["prompts"][0]["arguments"][0], "title"),
         "{r}"
     );
-    let r = shape::list_prompts(V::V2025_06_18, &info, &[&prompt], None).expect("prompts");
+    let r = shape::list_prompts(V::V2025_06_18, &info, &[&prompt], None)
+        .expect("prompts")
+        .to_value();
     assert_eq!(r["prompts"][0]["arguments"][0]["title"], "X", "{r}");
     // ProgressNotificationParams.message (2025-03-26).
     let p = shape::progress(V::V2024_11_05, &json!("tok"), 1.0, Some(2.0), Some("half"))
@@ -836,14 +847,18 @@ fn projection_drops_fields_the_revision_does_not_define() {
 fn audio_becomes_text_before_2025_03_26() {
     let info = server_info();
     let audio = ToolResult::content(vec![Content::audio("UklGRg==", "audio/wav")]);
-    let old = shape::tool_result(V::V2024_11_05, &info, &audio).expect("result");
+    let old = shape::tool_result(V::V2024_11_05, &info, &audio)
+        .expect("result")
+        .to_value();
     assert_eq!(old["content"][0]["type"], "text", "{old}");
     let text = old["content"][0]["text"].as_str().expect("text");
     assert!(
         text.contains("audio/wav") && text.contains("omitted"),
         "{text}"
     );
-    let new = shape::tool_result(V::V2025_03_26, &info, &audio).expect("result");
+    let new = shape::tool_result(V::V2025_03_26, &info, &audio)
+        .expect("result")
+        .to_value();
     assert_eq!(
         new["content"][0],
         json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
@@ -856,9 +871,13 @@ fn audio_becomes_text_before_2025_03_26() {
             content: Content::audio("UklGRg==", "audio/wav"),
         }],
     };
-    let old = shape::get_prompt(V::V2024_11_05, &info, &prompt).expect("prompt");
+    let old = shape::get_prompt(V::V2024_11_05, &info, &prompt)
+        .expect("prompt")
+        .to_value();
     assert_eq!(old["messages"][0]["content"]["type"], "text", "{old}");
-    let new = shape::get_prompt(V::V2025_03_26, &info, &prompt).expect("prompt");
+    let new = shape::get_prompt(V::V2025_03_26, &info, &prompt)
+        .expect("prompt")
+        .to_value();
     assert_eq!(new["messages"][0]["content"]["type"], "audio", "{new}");
 }
 
@@ -869,7 +888,7 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
     let info = server_info();
     let r = ToolResult::content(vec![link()]);
     for v in [V::V2024_11_05, V::V2025_03_26] {
-        let old = shape::tool_result(v, &info, &r).expect("result");
+        let old = shape::tool_result(v, &info, &r).expect("result").to_value();
         assert_eq!(
             old["content"][0],
             json!({"type": "text", "text": "Resource: The A <test://a>"}),
@@ -883,10 +902,12 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
         description: None,
         mime_type: None,
     })]);
-    let old = shape::tool_result(V::V2025_03_26, &info, &untitled).expect("result");
+    let old = shape::tool_result(V::V2025_03_26, &info, &untitled)
+        .expect("result")
+        .to_value();
     assert_eq!(old["content"][0]["text"], "Resource: b <test://b>");
     for v in [V::V2025_06_18, V::V2025_11_25, V::V2026_07_28] {
-        let new = shape::tool_result(v, &info, &r).expect("result");
+        let new = shape::tool_result(v, &info, &r).expect("result").to_value();
         assert_eq!(new["content"][0]["type"], "resource_link", "{v}");
         assert_eq!(new["content"][0]["uri"], "test://a", "{v}");
     }
@@ -903,7 +924,9 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
         is_error: false,
     };
     for v in [V::V2024_11_05, V::V2025_03_26] {
-        let r = shape::tool_result(v, &info, &structured).expect("result");
+        let r = shape::tool_result(v, &info, &structured)
+            .expect("result")
+            .to_value();
         assert_eq!(
             r,
             json!({"content": [{"type": "text", "text": "{\"a\":1}"}]}),
@@ -914,10 +937,14 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
         content: vec![Content::text("a is 1")],
         ..structured.clone()
     };
-    let r = shape::tool_result(V::V2024_11_05, &info, &with_text).expect("result");
+    let r = shape::tool_result(V::V2024_11_05, &info, &with_text)
+        .expect("result")
+        .to_value();
     assert_eq!(r, json!({"content": [{"type": "text", "text": "a is 1"}]}));
     for v in [V::V2025_06_18, V::V2025_11_25, V::V2026_07_28] {
-        let r = shape::tool_result(v, &info, &structured).expect("result");
+        let r = shape::tool_result(v, &info, &structured)
+            .expect("result")
+            .to_value();
         assert_eq!(r["structuredContent"], json!({"a": 1}), "{v}");
         assert_eq!(r["content"], json!([]), "{v}");
     }
@@ -929,14 +956,18 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
 fn results_are_stamped_in_2026_07_28_only() {
     let info = server_info();
     let v = V::V2026_07_28;
-    let r = shape::tool_result(v, &info, &ToolResult::text("x")).expect("result");
+    let r = shape::tool_result(v, &info, &ToolResult::text("x"))
+        .expect("result")
+        .to_value();
     assert_eq!(r["resultType"], "complete");
     assert_eq!(
         r["_meta"][version::META_SERVER_INFO],
         json!({"name": "shaping", "version": "1.2.3"})
     );
     assert!(!has(&r, "ttlMs") && !has(&r, "cacheScope"), "{r}");
-    let l = shape::list_tools(v, &info, &[&rich_tool()], None).expect("list");
+    let l = shape::list_tools(v, &info, &[&rich_tool()], None)
+        .expect("list")
+        .to_value();
     assert_eq!(
         (l["ttlMs"].clone(), l["cacheScope"].clone()),
         (json!(300_000), json!("public"))
@@ -946,24 +977,29 @@ fn results_are_stamped_in_2026_07_28_only() {
         &info,
         &[ResourceContents::text("test://a", "text/plain", "a")],
     )
-    .expect("read");
+    .expect("read")
+    .to_value();
     assert_eq!(read["cacheScope"], "private");
     assert_eq!(read["resultType"], "complete");
-    assert_eq!(shape::empty(v, &info)["resultType"], "complete");
+    assert_eq!(shape::empty(v, &info).to_value()["resultType"], "complete");
     for old in [
         V::V2024_11_05,
         V::V2025_03_26,
         V::V2025_06_18,
         V::V2025_11_25,
     ] {
-        assert_eq!(shape::empty(old, &info), json!({}), "{old}");
-        let r = shape::tool_result(old, &info, &ToolResult::text("x")).expect("result");
+        assert_eq!(shape::empty(old, &info).to_value(), json!({}), "{old}");
+        let r = shape::tool_result(old, &info, &ToolResult::text("x"))
+            .expect("result")
+            .to_value();
         assert_eq!(
             r,
             json!({"content": [{"type": "text", "text": "x"}]}),
             "{old}"
         );
-        let l = shape::list_tools(old, &info, &[&rich_tool()], None).expect("list");
+        let l = shape::list_tools(old, &info, &[&rich_tool()], None)
+            .expect("list")
+            .to_value();
         for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
             assert!(!has(&l, key), "{old}: {key} in {l}");
         }
@@ -988,7 +1024,9 @@ fn tool_schemas_reach_every_revision_verbatim() {
         ..rich_tool()
     };
     for v in V::ALL {
-        let r = shape::list_tools(v, &info, &[&tool], None).expect("list");
+        let r = shape::list_tools(v, &info, &[&tool], None)
+            .expect("list")
+            .to_value();
         assert_eq!(r["tools"][0]["inputSchema"], input, "{v}");
     }
 }
@@ -1020,8 +1058,8 @@ fn batching_only_in_2025_03_26() {
 
 struct Peer {
     conn: Arc<Connection>,
-    tx: mpsc::Sender<Value>,
-    rx: mpsc::Receiver<Value>,
+    tx: mpsc::Sender<Outgoing>,
+    rx: mpsc::Receiver<Outgoing>,
 }
 
 impl Peer {
@@ -1047,6 +1085,7 @@ impl Peer {
             .await
             .expect("an answer within 5 s")
             .expect("the connection is open")
+            .to_value()
     }
 
     /// Sends a request; returns the messages that arrived before its answer, and the answer.

@@ -9,15 +9,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
-use serde_json::Value;
 use tokio::sync::{mpsc, Notify};
+
+use crate::jsonrpc::Outgoing;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 struct Events {
-    buffer: VecDeque<(u64, Value)>,
+    buffer: VecDeque<(u64, Outgoing)>,
     next: u64,
     done: bool,
 }
@@ -46,7 +47,7 @@ impl StoredStream {
 
     /// Appends an event; the oldest is dropped beyond the cap (bounded memory for a client
     /// that never reads).
-    pub(crate) fn push(&self, message: Value) {
+    pub(crate) fn push(&self, message: Outgoing) {
         {
             let mut e = lock(&self.events);
             let seq = e.next;
@@ -104,8 +105,11 @@ impl StoredStream {
                 match found {
                     Some(Some((seq, message))) => {
                         st.position = seq + 1;
-                        let frame =
-                            format!("id: {}\ndata: {}\n\n", event_id(stream.id, seq), message);
+                        let frame = format!(
+                            "id: {}\ndata: {}\n\n",
+                            event_id(stream.id, seq),
+                            message.json()
+                        );
                         return Some((Ok(Bytes::from(frame)), st));
                     }
                     Some(None) => return None,
@@ -167,7 +171,11 @@ impl SessionStreams {
     }
 
     /// A new stream, filled from `rx` (starting with `first`) until `rx` ends.
-    pub(crate) fn spawn(&self, first: Value, mut rx: mpsc::Receiver<Value>) -> Arc<StoredStream> {
+    pub(crate) fn spawn(
+        &self,
+        first: Outgoing,
+        mut rx: mpsc::Receiver<Outgoing>,
+    ) -> Arc<StoredStream> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let stream = Arc::new(StoredStream::new(id, self.max_events));
         {

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -19,8 +20,9 @@ use base64::Engine;
 use futures_util::stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-use crate::jsonrpc::{self, ErrorCode, RequestId, RpcError};
+use crate::jsonrpc::{self, ErrorCode, Outgoing, RequestId, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
 use crate::transport::event_store::SessionStreams;
@@ -68,7 +70,7 @@ struct Session {
     /// Whether a GET (standalone) stream is open: each message goes to one stream only.
     get_open: Arc<AtomicBool>,
     /// HTTP+SSE sessions: answers go to the stream, not to the POST.
-    sse_sink: Option<mpsc::Sender<Value>>,
+    sse_sink: Option<mpsc::Sender<Outgoing>>,
     last_seen: Mutex<Instant>,
 }
 
@@ -76,6 +78,39 @@ struct AppState {
     server: Server,
     config: HttpConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Shutdown began: no new sessions or stateless requests (503).
+    stopping: CancellationToken,
+    /// The grace period is over: whatever still runs is cancelled and every stream ends.
+    closing: CancellationToken,
+    /// Stateless requests being answered (their connections are not in `sessions`).
+    stateless_active: AtomicUsize,
+}
+
+impl AppState {
+    /// Waits until no request is running (in sessions or stateless), or `deadline`.
+    async fn drained(&self, deadline: tokio::time::Instant) {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        let grace = deadline.saturating_duration_since(tokio::time::Instant::now());
+        futures_util::future::join_all(sessions.iter().map(|s| s.conn.drain(grace))).await;
+        while self.stateless_active.load(Ordering::SeqCst) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Ends every session and stateless request: running handlers are cancelled, their
+    /// answers dropped, and every SSE stream ends.
+    fn close_all(&self) {
+        self.closing.cancel();
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            session.conn.close();
+            if let Some(streams) = &session.streams {
+                streams.standalone().finish();
+            }
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -85,12 +120,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The HTTP routes for `server`: `/mcp` (Streamable HTTP), and `/sse` + `/messages`
 /// (HTTP+SSE) unless disabled.
 pub fn router(server: Server, config: HttpConfig) -> Router {
+    app(server, config).0
+}
+
+fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
     let limit = server.limits().max_message_bytes;
     let legacy_sse = config.legacy_sse;
     let state = Arc::new(AppState {
         server,
         config,
         sessions: Mutex::new(HashMap::new()),
+        stopping: CancellationToken::new(),
+        closing: CancellationToken::new(),
+        stateless_active: AtomicUsize::new(0),
     });
     spawn_reaper(Arc::downgrade(&state), state.config.session_idle_timeout);
     let mut app = Router::new().route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp));
@@ -99,7 +141,10 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
             .route("/sse", get(get_sse))
             .route("/messages", post(post_messages));
     }
-    app.layer(DefaultBodyLimit::max(limit)).with_state(state)
+    let app = app
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(Arc::clone(&state));
+    (app, state)
 }
 
 /// Serves `server` on `addr` until the process ends.
@@ -112,21 +157,89 @@ pub async fn serve_http(
     serve_listener(server, listener, config).await
 }
 
+/// Serves `server` on `addr` until `shutdown` resolves, then stops gracefully (see
+/// [`serve_listener_with_shutdown`]).
+pub async fn serve_http_with_shutdown(
+    server: Server,
+    addr: SocketAddr,
+    config: HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_listener_with_shutdown(server, listener, config, shutdown).await
+}
+
 /// Serves `server` on an already bound listener (tests bind `127.0.0.1:0`).
 pub async fn serve_listener(
     server: Server,
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
+    serve_listener_with_shutdown(server, listener, config, std::future::pending()).await
+}
+
+/// How long connections get to deliver the end of their streams once everything was
+/// closed at the end of the grace period.
+const FLUSH_AFTER_CLOSE: Duration = Duration::from_millis(500);
+
+/// Serves `server` on an already bound listener until `shutdown` resolves (a signal, for
+/// instance), then shuts down gracefully: no new connections are accepted, and new
+/// sessions and stateless requests on open connections get 503; requests in progress get
+/// `Limits::shutdown_grace` to finish (and their answers are delivered); then every
+/// session ends (handlers still running are cancelled, SSE streams end) and, after a
+/// short flush, the function returns `Ok`.
+pub async fn serve_listener_with_shutdown(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     use axum::serve::ListenerExt;
-    let app = router(server, config);
+    use std::future::IntoFuture;
+    let grace = server.limits().shutdown_grace;
+    let (app, state) = app(server, config);
     // Nagle's algorithm stalls small SSE writes by ~40 ms per request with some clients.
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!("TCP_NODELAY: {e}");
         }
     });
-    axum::serve(listener, app).await
+    let serving = axum::serve(listener, app)
+        .with_graceful_shutdown(state.stopping.clone().cancelled_owned())
+        .into_future();
+    tokio::pin!(serving);
+    tokio::pin!(shutdown);
+    tokio::select! {
+        result = &mut serving => return result,
+        () = &mut shutdown => {}
+    }
+    tracing::info!(?grace, "shutting down");
+    state.stopping.cancel();
+    let deadline = tokio::time::Instant::now() + grace;
+    tokio::select! {
+        // Every connection ended (no stream was open).
+        result = &mut serving => {
+            state.close_all();
+            return result;
+        }
+        () = state.drained(deadline) => {}
+    }
+    state.close_all();
+    match tokio::time::timeout(FLUSH_AFTER_CLOSE, &mut serving).await {
+        Ok(result) => result,
+        // A peer that does not read its stream's end is not waited for.
+        Err(_) => Ok(()),
+    }
+}
+
+/// 503 while shutting down.
+fn shutting_down() -> Response {
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        ErrorCode::INTERNAL_ERROR,
+        "Service Unavailable: the server is shutting down",
+    )
 }
 
 fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Duration) {
@@ -170,11 +283,11 @@ fn session_not_found() -> Response {
     )
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+fn json_response(status: StatusCode, body: &Outgoing) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
+        body.json().bytes(),
     )
         .into_response()
 }
@@ -195,16 +308,29 @@ fn rpc_error(
 // A `Response` is the natural error of a request guard; it is built once per rejection.
 #[allow(clippy::result_large_err)]
 fn check_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Response> {
+    // `host[:port]` exactly: anything else (user info, a path, a port that is not a
+    // number) is refused rather than guessed at.
     let allowed = |authority: &str| {
-        let host = if authority.starts_with('[') {
-            authority.split_inclusive(']').next().unwrap_or(authority)
+        let (host, port) = if authority.starts_with('[') {
+            match authority.find(']') {
+                Some(end) => authority.split_at(end + 1),
+                None => return false,
+            }
         } else {
-            authority.split(':').next().unwrap_or(authority)
+            match authority.find(':') {
+                Some(colon) => authority.split_at(colon),
+                None => (authority, ""),
+            }
         };
-        config
-            .allowed_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host))
+        let port_ok = port.is_empty()
+            || port
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        port_ok
+            && config
+                .allowed_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
     };
     let forbidden = |what: &str| {
         rpc_error(
@@ -279,7 +405,11 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
                 }
             }
         }
-        return dispatch(&session.conn, &body, None, session.streams.as_ref()).await;
+        // An HTTP+SSE session (2024-11-05) posts to `/messages`, never here.
+        let Some(streams) = session.streams.as_ref() else {
+            return session_not_found();
+        };
+        return dispatch(&session.conn, &body, None, Some(streams), None).await;
     }
     let parsed: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -313,6 +443,9 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 }
 
 async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
+    if state.stopping.is_cancelled() {
+        return shutting_down();
+    }
     if lock(&state.sessions).len() >= state.config.max_sessions {
         return rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -323,7 +456,7 @@ async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, body, None, None).await;
+    let response = dispatch(&conn, body, None, None, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -438,9 +571,24 @@ async fn stateless(
             }
         }
     }
+    if state.stopping.is_cancelled() {
+        return shutting_down();
+    }
     let (tx, _unused) = mpsc::channel(1);
     let conn = Connection::stateless(state.server.clone(), tx);
-    dispatch(&conn, body, Some(StatusMap::Modern), None).await
+    state.stateless_active.fetch_add(1, Ordering::SeqCst);
+    let in_progress = InProgress {
+        conn: Arc::clone(&conn),
+        state: Arc::clone(state),
+    };
+    dispatch(
+        &conn,
+        body,
+        Some(StatusMap::Modern),
+        None,
+        Some(in_progress),
+    )
+    .await
 }
 
 /// `x-mcp-header` (2026-07-28): every tool parameter its input schema mirrors into an
@@ -534,9 +682,8 @@ enum StatusMap {
     Modern,
 }
 
-fn status_for(map: Option<StatusMap>, answer: &Value) -> StatusCode {
-    let code = answer.pointer("/error/code").and_then(Value::as_i64);
-    match (map, code) {
+fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCode {
+    match (map, answer.error_code()) {
         (Some(StatusMap::Modern), Some(-32601)) => StatusCode::NOT_FOUND,
         (Some(StatusMap::Modern), Some(-32022..=-32020)) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
@@ -551,20 +698,29 @@ async fn dispatch(
     body: &Bytes,
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
+    stateless: Option<InProgress>,
 ) -> Response {
-    let (tx, mut rx) = mpsc::channel::<Value>(64);
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
     let requests = conn.handle_frame(body, &tx).await;
     drop(tx);
     if requests == 0 {
         return StatusCode::ACCEPTED.into_response();
     }
-    let Some(first) = rx.recv().await else {
+    // A stateless request lives as long as its HTTP exchange: if the client goes away
+    // before the first message (`stateless` is dropped with this future) or the server
+    // closes, its handler is cancelled.
+    let first = match &stateless {
+        Some(p) => tokio::select! {
+            first = rx.recv() => first,
+            () = p.state.closing.cancelled() => return shutting_down(),
+        },
+        None => rx.recv().await,
+    };
+    let Some(first) = first else {
         // Every request was cancelled: nothing to say.
         return StatusCode::ACCEPTED.into_response();
     };
-    let is_answer =
-        first.is_array() || (first.get("id").is_some() && first.get("method").is_none());
-    if is_answer {
+    if first.is_answer() {
         return json_response(status_for(map, &first), &first);
     }
     // Legacy session: the stream is stored, so that a client that loses it can resume
@@ -575,13 +731,16 @@ async fn dispatch(
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
-    let guard = CloseOnDrop(map.map(|_| Arc::clone(conn)));
     let events = stream::unfold(
-        (Some(first), rx, guard),
+        (Some(first), rx, stateless),
         |(pending, mut rx, guard)| async move {
-            let next = match pending {
-                Some(v) => Some(v),
-                None => rx.recv().await,
+            let next = match (pending, &guard) {
+                (Some(v), _) => Some(v),
+                (None, Some(p)) => tokio::select! {
+                    next = rx.recv() => next,
+                    () = p.state.closing.cancelled() => None,
+                },
+                (None, None) => rx.recv().await,
             };
             next.map(|v| {
                 (
@@ -594,27 +753,31 @@ async fn dispatch(
     sse_response(Body::from_stream(events))
 }
 
-/// Closes a connection when dropped.
-struct CloseOnDrop(Option<Arc<Connection>>);
+/// A stateless request being answered: counted for the graceful shutdown; when dropped
+/// (answered, or its client gone) its connection is closed, cancelling what still runs.
+struct InProgress {
+    conn: Arc<Connection>,
+    state: Arc<AppState>,
+}
 
-impl Drop for CloseOnDrop {
+impl Drop for InProgress {
     fn drop(&mut self) {
-        if let Some(conn) = &self.0 {
-            conn.close();
-        }
+        self.conn.close();
+        self.state.stateless_active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-fn sse_event(message: &Value, event: Option<&str>) -> Bytes {
-    let mut out = String::new();
+fn sse_event(message: &Outgoing, event: Option<&str>) -> Bytes {
+    let json = message.json().as_bytes();
+    let mut out = Vec::with_capacity(json.len() + 24);
     if let Some(e) = event {
-        out.push_str("event: ");
-        out.push_str(e);
-        out.push('\n');
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(e.as_bytes());
+        out.push(b'\n');
     }
-    out.push_str("data: ");
-    out.push_str(&message.to_string());
-    out.push_str("\n\n");
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
     Bytes::from(out)
 }
 
@@ -701,6 +864,9 @@ async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
+    if state.stopping.is_cancelled() {
+        return shutting_down();
+    }
     if lock(&state.sessions).len() >= state.config.max_sessions {
         return rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -737,7 +903,7 @@ async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 struct SseGuard {
     state: std::sync::Weak<AppState>,
     id: String,
-    rx: mpsc::Receiver<Value>,
+    rx: mpsc::Receiver<Outgoing>,
 }
 
 impl Drop for SseGuard {
@@ -799,6 +965,9 @@ async fn post_messages(
         return session_not_found();
     };
     *lock(&session.last_seen) = Instant::now();
+    // Backpressure: while the client does not read its stream and the stream's queue is
+    // full, its POSTs wait here instead of piling up answers in memory.
+    drop(sink.reserve().await);
     session.conn.handle_frame(&body, &sink).await;
     StatusCode::ACCEPTED.into_response()
 }

@@ -1,11 +1,10 @@
 //! The stdio transport: newline-delimited JSON on stdin/stdout. stdout carries protocol
 //! messages only (logs go to stderr through `tracing`); end of input ends the session.
 
-use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::jsonrpc::{self, ErrorCode, RpcError};
+use crate::jsonrpc::{self, ErrorCode, Outgoing, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
 
@@ -14,29 +13,86 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
     serve(server, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
+/// [`serve_stdio`] until stdin ends or `shutdown` resolves (a signal, for instance).
+/// tokio reads stdin on a thread that cannot be interrupted: a process that returns
+/// from here while its stdin is still open should exit (`std::process::exit`) rather
+/// than wait for its runtime to shut down.
+pub async fn serve_stdio_with_shutdown(
+    server: Server,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    serve_with_shutdown(server, tokio::io::stdin(), tokio::io::stdout(), shutdown).await
+}
+
 /// Serves one client reading newline-delimited messages from `input` and writing them
 /// to `output`, until `input` ends. Running requests then get `Limits::shutdown_grace`
 /// to finish; what remains is cancelled, and everything answered is flushed.
-pub async fn serve<R, W>(server: Server, input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<R, W>(server: Server, input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with_shutdown(server, input, output, std::future::pending()).await
+}
+
+/// [`serve`] until `input` ends or `shutdown` resolves, whichever comes first: then no
+/// more input is read, and the running requests are finished as at the end of input.
+///
+/// While the peer does not read what the server writes (the outbound queue,
+/// `Limits::outbound_queue`, is full), no more input is read either: a client cannot
+/// make the server hold an unbounded backlog of answers.
+pub async fn serve_with_shutdown<R, W>(
+    server: Server,
+    input: R,
+    mut output: W,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let limits = server.limits().clone();
-    let (tx, mut rx) = mpsc::channel::<Value>(limits.outbound_queue);
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(limits.outbound_queue);
     let writer = tokio::spawn(async move {
+        // Messages that are ready together leave in one write; the output is flushed
+        // whenever nothing more is waiting, so no answer sits in the buffer.
+        let mut out = Vec::with_capacity(64 * 1024);
         while let Some(message) = rx.recv().await {
-            let mut line = serde_json::to_vec(&message).unwrap_or_default();
-            line.push(b'\n');
-            output.write_all(&line).await?;
+            out.extend_from_slice(message.json().as_bytes());
+            out.push(b'\n');
+            while out.len() < 256 * 1024 {
+                match rx.try_recv() {
+                    Ok(next) => {
+                        out.extend_from_slice(next.json().as_bytes());
+                        out.push(b'\n');
+                    }
+                    Err(_) => break,
+                }
+            }
+            output.write_all(&out).await?;
             output.flush().await?;
+            out.clear();
+            if out.capacity() > 1024 * 1024 {
+                // One huge message must not pin its buffer for the session's lifetime.
+                out = Vec::with_capacity(64 * 1024);
+            }
         }
         Ok::<_, std::io::Error>(())
     });
     let conn = Connection::new(server, tx.clone());
     let mut reader = BufReader::new(input);
+    tokio::pin!(shutdown);
     loop {
-        match read_line(&mut reader, limits.max_message_bytes).await? {
+        let line = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            line = async {
+                // Room for one more answer (or the writer is gone), then the next line.
+                drop(tx.reserve().await);
+                read_line(&mut reader, limits.max_message_bytes).await
+            } => line?,
+        };
+        match line {
             Line::Eof => break,
             Line::TooLong(len) => {
                 let err = RpcError::new(
