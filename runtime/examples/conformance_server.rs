@@ -391,6 +391,30 @@ pub fn conformance_server() -> Server {
         .build()
 }
 
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                eprintln!("SIGTERM handler: {e}");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt()
@@ -398,13 +422,21 @@ async fn main() -> std::io::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args
+    // On SIGTERM/SIGINT: stop reading or accepting, give running requests
+    // `Limits::shutdown_grace` (5 s) to finish, cancel the rest, exit 0.
+    let result = match args
         .iter()
         .map(String::as_str)
         .collect::<Vec<_>>()
         .as_slice()
     {
-        [] | ["--stdio"] => mcp_runtime::transport::stdio::serve_stdio(conformance_server()).await,
+        [] | ["--stdio"] => {
+            mcp_runtime::transport::stdio::serve_stdio_with_shutdown(
+                conformance_server(),
+                terminated(),
+            )
+            .await
+        }
         ["--http", addr] => {
             let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
                 eprintln!("--http {addr}: {e}");
@@ -412,10 +444,11 @@ async fn main() -> std::io::Result<()> {
             });
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            mcp_runtime::transport::http::serve_listener(
+            mcp_runtime::transport::http::serve_listener_with_shutdown(
                 conformance_server(),
                 listener,
                 Default::default(),
+                terminated(),
             )
             .await
         }
@@ -424,6 +457,15 @@ async fn main() -> std::io::Result<()> {
                 "usage: conformance_server [--stdio | --http ADDR]   (e.g. --http 127.0.0.1:3001)"
             );
             std::process::exit(2);
+        }
+    };
+    match result {
+        // stdin may still be open (a signal ended the session): tokio's stdin reader
+        // thread cannot be interrupted, so leave without waiting for the runtime.
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("conformance_server: {e}");
+            std::process::exit(1);
         }
     }
 }

@@ -490,37 +490,57 @@ impl Connection {
                     _ = closed.cancelled() => return,
                     e = events.recv() => e,
                 };
-                let event = match event {
-                    Ok(e) => e,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                let batch = match event {
+                    Ok(e) => vec![e],
+                    // Announcements were missed (the server changed things faster than
+                    // this peer took them): announce everything that may have changed,
+                    // so that no change a client relies on goes unannounced.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let Some(conn) = weak.upgrade() else { return };
+                        let server = &conn.server;
+                        let mut all: Vec<ServerEvent> = [
+                            ("tools", ServerEvent::ToolsChanged),
+                            ("prompts", ServerEvent::PromptsChanged),
+                            ("resources", ServerEvent::ResourcesChanged),
+                        ]
+                        .into_iter()
+                        .filter(|(capability, _)| server.declares(capability))
+                        .map(|(_, event)| event)
+                        .collect();
+                        let subscribed = lock(&conn.state).subscriptions.clone();
+                        all.extend(subscribed.into_iter().map(ServerEvent::ResourceUpdated));
+                        all
+                    }
                     Err(_) => return,
                 };
                 let Some(conn) = weak.upgrade() else { return };
-                let (lifecycle, subscribed) = {
-                    let state = lock(&conn.state);
-                    let subscribed = matches!(&event, ServerEvent::ResourceUpdated(uri) if state.subscriptions.contains(uri));
-                    (state.lifecycle, subscribed)
-                };
-                let Lifecycle::Operating(_) = lifecycle else {
-                    continue;
-                };
-                let message = match event {
-                    ServerEvent::ToolsChanged => {
-                        jsonrpc::notification("notifications/tools/list_changed", None)
-                    }
-                    ServerEvent::PromptsChanged => {
-                        jsonrpc::notification("notifications/prompts/list_changed", None)
-                    }
-                    ServerEvent::ResourcesChanged => {
-                        jsonrpc::notification("notifications/resources/list_changed", None)
-                    }
-                    ServerEvent::ResourceUpdated(uri) if subscribed => jsonrpc::notification(
-                        "notifications/resources/updated",
-                        Some(json!({"uri": uri})),
-                    ),
-                    ServerEvent::ResourceUpdated(_) => continue,
-                };
-                conn.send(message).await;
+                for event in batch {
+                    let (lifecycle, subscribed) = {
+                        let state = lock(&conn.state);
+                        let subscribed = matches!(&event, ServerEvent::ResourceUpdated(uri) if state.subscriptions.contains(uri));
+                        (state.lifecycle, subscribed)
+                    };
+                    let Lifecycle::Operating(_) = lifecycle else {
+                        continue;
+                    };
+                    let message = match event {
+                        ServerEvent::ToolsChanged => {
+                            jsonrpc::notification("notifications/tools/list_changed", None)
+                        }
+                        ServerEvent::PromptsChanged => {
+                            jsonrpc::notification("notifications/prompts/list_changed", None)
+                        }
+                        ServerEvent::ResourcesChanged => {
+                            jsonrpc::notification("notifications/resources/list_changed", None)
+                        }
+                        ServerEvent::ResourceUpdated(uri) if subscribed => jsonrpc::notification(
+                            "notifications/resources/updated",
+                            Some(json!({"uri": uri})),
+                        ),
+                        ServerEvent::ResourceUpdated(_) => continue,
+                    };
+                    conn.send(message).await;
+                }
             }
         });
     }

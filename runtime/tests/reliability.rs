@@ -1,0 +1,1747 @@
+//! The runtime's promises under abuse (RELIABILITY.md lists each with its test): no lost or
+//! misrouted answers under load (a scaled-down run of `examples/load.rs`), faults
+//! (disconnects, cancellation, panics, hung handlers, stalled readers, SIGTERM), and
+//! hostile input (oversized, deeply nested, huge, invalid UTF-8, reused ids, forged
+//! session ids, disabled revisions, DNS rebinding), and what the runtime logs.
+
+#[path = "common/mod.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod common;
+
+#[path = "../examples/load.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod load;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mcp_runtime::model::{Implementation, ResourceContents, ResourceTemplate, Tool, ToolResult};
+use mcp_runtime::transport::http::HttpConfig;
+use mcp_runtime::{Limits, ProtocolVersion, Server, ServerEvent, VersionSet};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{ReadHalf, WriteHalf};
+
+// ───────────────────────────── 1. load ─────────────────────────────
+
+/// `cargo run --release -p mcp-runtime --example load -- http 1000 100`, scaled down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_load_loses_and_misroutes_nothing() {
+    let report = load::http_load(100, 20).await;
+    println!("{report}");
+    assert!(report.clean(), "{report}");
+    assert_eq!(report.calls, 2000);
+}
+
+/// `cargo run --release -p mcp-runtime --example load -- stdio 1000000 256`, scaled down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_pipeline_answers_every_request_once() {
+    let report = load::stdio_load(20_000, 256).await;
+    println!("{report}");
+    assert!(report.clean(), "{report}");
+    assert_eq!(report.answered, 20_000);
+}
+
+// ───────────────────────────── test server ─────────────────────────────
+
+/// What the fault server's handlers report.
+#[derive(Clone, Default)]
+struct Probe {
+    /// `hang` handlers started.
+    started: Arc<AtomicUsize>,
+    /// `hang` handlers dropped (cancelled, timed out, or the server closed).
+    dropped: Arc<AtomicUsize>,
+    /// Messages `flood` has sent so far (its `ctx.log` calls that returned).
+    flooded: Arc<AtomicUsize>,
+    /// `flood` finished.
+    flood_done: Arc<AtomicBool>,
+}
+
+/// Counts a handler's drop.
+struct DropFlag(Arc<AtomicUsize>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn tool(name: &str) -> Tool {
+    Tool {
+        name: name.into(),
+        title: None,
+        description: Some(name.into()),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: None,
+        icons: vec![],
+    }
+}
+
+/// `hang` never finishes and ignores cancellation (only dropping it ends it); `flood`
+/// sends `count` log messages of `size` bytes, then answers; `panics`; `echo`; a resource
+/// template `r://{id}` to subscribe to.
+fn fault_server(limits: Limits, versions: VersionSet) -> (Server, Probe) {
+    let probe = Probe::default();
+    let (p1, p2) = (probe.clone(), probe.clone());
+    let server = Server::builder(Implementation::new("faults", "1.0.0"))
+        .limits(limits)
+        .versions(versions)
+        .tool(tool("hang"), move |_, _| {
+            let p = p1.clone();
+            async move {
+                p.started.fetch_add(1, Ordering::SeqCst);
+                let _flag = DropFlag(Arc::clone(&p.dropped));
+                std::future::pending::<()>().await;
+                Ok(ToolResult::text("never"))
+            }
+        })
+        .tool(tool("flood"), move |args, ctx| {
+            let p = p2.clone();
+            async move {
+                let count = args.get("count").and_then(Value::as_u64).unwrap_or(0);
+                let pad =
+                    "x".repeat(args.get("size").and_then(Value::as_u64).unwrap_or(0) as usize);
+                for i in 0..count {
+                    ctx.log(
+                        mcp_runtime::model::LogLevel::Info,
+                        None,
+                        json!({"i": i, "pad": pad}),
+                    )
+                    .await;
+                    p.flooded.fetch_add(1, Ordering::SeqCst);
+                }
+                p.flood_done.store(true, Ordering::SeqCst);
+                Ok(ToolResult::text("flooded"))
+            }
+        })
+        .tool(tool("panics"), |_, _| async move {
+            if true {
+                panic!("handler bug");
+            }
+            Ok(ToolResult::text("unreachable"))
+        })
+        .tool(tool("echo"), |args, _| async move {
+            Ok(ToolResult::text(Value::Object(args).to_string()))
+        })
+        .resource_template(
+            ResourceTemplate {
+                uri_template: "r://{id}".into(),
+                name: "r".into(),
+                title: None,
+                description: None,
+                mime_type: None,
+                annotations: None,
+                icons: vec![],
+            },
+            |uri, _, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "r")]) },
+        )
+        .build();
+    (server, probe)
+}
+
+fn code(m: &Value) -> i64 {
+    m["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {m}"))
+}
+
+/// Polls `cond` for up to `limit`.
+async fn eventually(limit: Duration, cond: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cond()
+}
+
+// ───────────────────────────── stdio peer ─────────────────────────────
+
+/// A client of `transport::stdio::serve` over an in-memory pipe.
+struct Peer {
+    writer: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+}
+
+impl Peer {
+    fn start(server: Server) -> Peer {
+        Peer::with_buffer(server, 1 << 16)
+    }
+
+    fn with_buffer(server: Server, buffer: usize) -> Peer {
+        let (client, server_end) = tokio::io::duplex(buffer);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(mcp_runtime::transport::stdio::serve(
+            server,
+            server_read,
+            server_write,
+        ));
+        let (read, writer) = tokio::io::split(client);
+        Peer {
+            writer,
+            lines: BufReader::new(read).lines(),
+        }
+    }
+
+    async fn raw(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).await.expect("write");
+        self.writer.write_all(b"\n").await.expect("write");
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.raw(message.to_string().as_bytes()).await;
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("a message within 20 s")
+            .expect("read")
+            .expect("a line");
+        serde_json::from_str(&line).expect("the server writes JSON")
+    }
+
+    async fn silent_for(&mut self, ms: u64) -> bool {
+        tokio::time::timeout(Duration::from_millis(ms), self.lines.next_line())
+            .await
+            .is_err()
+    }
+
+    /// Sends a request and returns its answer (notifications before it are skipped; any
+    /// other answer is a failure).
+    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.answer(&id).await
+    }
+
+    async fn answer(&mut self, id: &Value) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m.get("method").is_none() {
+                assert_eq!(m.get("id"), Some(id), "an answer to another request: {m}");
+                return m;
+            }
+        }
+    }
+
+    async fn initialize(&mut self, version: &str) {
+        let r = self.request(json!("init"), "initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).await;
+        assert_eq!(r["result"]["protocolVersion"], version);
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+}
+
+// ───────────────────────────── HTTP helpers ─────────────────────────────
+
+async fn start_http(server: Server, config: HttpConfig) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(mcp_runtime::transport::http::serve_listener(
+        server, listener, config,
+    ));
+    format!("http://{addr}")
+}
+
+fn rpc(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+fn post_req(
+    base: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<reqwest::Body>,
+) -> reqwest::RequestBuilder {
+    let mut req = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req
+}
+
+/// Status and messages (JSON answer or SSE events) of a POST to `/mcp`.
+async fn post(
+    base: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<reqwest::Body>,
+) -> (StatusCode, Vec<Value>) {
+    let resp = post_req(base, headers, body).send().await.expect("send");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    let messages = if text.starts_with('{') || text.starts_with('[') {
+        vec![serde_json::from_str(&text).expect("JSON")]
+    } else {
+        sse_data(&text)
+    };
+    (status, messages)
+}
+
+fn sse_data(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+/// A legacy Streamable HTTP session, initialized.
+async fn session(base: &str, version: &str, capabilities: Value) -> String {
+    let resp = post_req(base, &[], rpc(0, "initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}})).to_string())
+        .send()
+        .await
+        .expect("initialize");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let id = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("session id")
+        .to_owned();
+    let (status, _) = post(
+        base,
+        &[("mcp-session-id", &id)],
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    id
+}
+
+/// Reads SSE events (id, data) from a streaming response.
+struct Events {
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<axum::body::Bytes>>,
+    buffer: String,
+}
+
+impl Events {
+    fn new(resp: reqwest::Response) -> Events {
+        Events {
+            body: resp.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event's id (if any), kind and data; `None` when the stream ends.
+    async fn next(&mut self) -> Option<(Option<String>, String, Value)> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let mut id = None;
+                let mut kind = "message".to_owned();
+                let mut data = Value::Null;
+                for line in event.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = Some(v.to_owned());
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        kind = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = serde_json::from_str(v).unwrap_or(Value::String(v.to_owned()));
+                    }
+                }
+                return Some((id, kind, data));
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(20), self.body.next())
+                .await
+                .expect("an event within 20 s")?
+                .ok()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+async fn get_stream(base: &str, session: &str, last_event_id: Option<&str>) -> reqwest::Response {
+    let mut req = reqwest::Client::new()
+        .get(format!("{base}/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session);
+    if let Some(last) = last_event_id {
+        req = req.header("last-event-id", last);
+    }
+    let resp = req.send().await.expect("GET");
+    assert_eq!(resp.status(), StatusCode::OK);
+    resp
+}
+
+// ───────────────────────────── 2. faults ─────────────────────────────
+
+/// The POST-stream case is `http.rs` `a_dropped_sse_stream_is_resumed_with_last_event_id_
+/// and_loses_nothing`; this is the session's GET stream, with events emitted while the
+/// client is away.
+#[tokio::test]
+async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let base = start_http(server.clone(), HttpConfig::default()).await;
+    let sid = session(&base, "2025-11-25", json!({})).await;
+    let mut events = Events::new(get_stream(&base, &sid, None).await);
+    let (_, subscribed) = post(
+        &base,
+        &[("mcp-session-id", &sid)],
+        rpc(1, "resources/subscribe", json!({"uri": "r://a"})).to_string(),
+    )
+    .await;
+    assert!(subscribed[0]["result"].is_object(), "{subscribed:?}");
+    for _ in 0..5 {
+        server.notify(ServerEvent::ResourceUpdated("r://a".into()));
+    }
+    server.notify(ServerEvent::ToolsChanged);
+    // Read the first three, then lose the connection.
+    let mut last = String::new();
+    for _ in 0..3 {
+        let (id, _, m) = events.next().await.expect("event");
+        assert_eq!(m["method"], "notifications/resources/updated");
+        last = id.expect("events carry ids");
+    }
+    drop(events);
+    // While away: more events.
+    for _ in 0..20 {
+        server.notify(ServerEvent::ResourceUpdated("r://a".into()));
+        tokio::task::yield_now().await;
+    }
+    server.notify(ServerEvent::PromptsChanged);
+    let mut resumed = Events::new(get_stream(&base, &sid, Some(&last)).await);
+    let mut got = Vec::new();
+    while got.last().map(|m: &Value| m["method"].clone())
+        != Some(json!("notifications/prompts/list_changed"))
+    {
+        let (_, _, m) = resumed.next().await.expect("replayed event");
+        got.push(m);
+    }
+    let methods: Vec<&str> = got
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or(""))
+        .collect();
+    let mut expected = vec!["notifications/resources/updated"; 2];
+    expected.push("notifications/tools/list_changed");
+    expected.extend(vec!["notifications/resources/updated"; 20]);
+    expected.push("notifications/prompts/list_changed");
+    assert_eq!(
+        methods, expected,
+        "every event after the last one seen, in order, once"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_handler_is_dropped_and_never_answered() {
+    // stdio (behaviour.rs `cancelled_requests_are_not_answered` covers a handler that
+    // watches its cancellation; `hang` ignores it and must be dropped).
+    let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server);
+    p.initialize("2025-06-18").await;
+    p.send(rpc(7, "tools/call", json!({"name": "hang"}))).await;
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .started
+            .load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    p.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+    )
+    .await;
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the cancelled handler was dropped"
+    );
+    assert!(p.silent_for(300).await, "no answer to a cancelled request");
+    assert_eq!(
+        p.request(json!(7), "ping", json!({})).await["result"],
+        json!({})
+    );
+
+    // A legacy HTTP session: the POST that carried the call ends with 202 and no answer.
+    let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
+    let base = start_http(server, HttpConfig::default()).await;
+    let sid = session(&base, "2025-11-25", json!({})).await;
+    let call = {
+        let (base, sid) = (base.clone(), sid.clone());
+        tokio::spawn(async move {
+            post(
+                &base,
+                &[("mcp-session-id", &sid)],
+                rpc(8, "tools/call", json!({"name": "hang"})).to_string(),
+            )
+            .await
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .started
+            .load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    let (status, _) = post(
+        &base,
+        &[("mcp-session-id", &sid)],
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}})
+            .to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, messages) = call.await.expect("call");
+    assert_eq!(
+        (status, messages.len()),
+        (StatusCode::ACCEPTED, 0),
+        "{messages:?}"
+    );
+    assert_eq!(probe.dropped.load(Ordering::SeqCst), 1);
+
+    // Stateless 2026-07-28: a client that goes away cancels its request, even before
+    // the first byte of the answer.
+    let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
+    let base = start_http(server, HttpConfig::default()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta()}});
+    let gone = post_req(
+        &base,
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "hang"),
+        ],
+        body.to_string(),
+    )
+    .timeout(Duration::from_millis(300))
+    .send()
+    .await;
+    assert!(gone.is_err(), "the client gave up");
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the handler of a vanished stateless client was dropped"
+    );
+}
+
+/// Panics: behaviour.rs `a_panicking_handler_is_answered_and_the_server_keeps_serving`
+/// (stdio); here a hung handler past `Limits::request_timeout`, and both over HTTP.
+#[tokio::test]
+async fn hung_and_panicking_handlers_are_answered_and_the_server_keeps_serving() {
+    let mut limits = Limits::default();
+    limits.request_timeout = Duration::from_millis(200);
+    let (server, probe) = fault_server(limits.clone(), VersionSet::ALL);
+    let mut p = Peer::start(server);
+    p.initialize("2025-11-25").await;
+    let start = Instant::now();
+    let r = p
+        .request(json!(1), "tools/call", json!({"name": "hang"}))
+        .await;
+    assert_eq!(code(&r), -32603, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did not finish within 200 ms"),
+        "{r}"
+    );
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(
+        eventually(Duration::from_secs(2), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 1)
+        .await,
+        "the hung handler was dropped"
+    );
+    assert!(p
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"a": 1}})
+        )
+        .await["result"]
+        .is_object());
+
+    let (server, probe) = fault_server(limits, VersionSet::ALL);
+    let base = start_http(server, HttpConfig::default()).await;
+    let sid = session(&base, "2025-06-18", json!({})).await;
+    let h = [("mcp-session-id", sid.as_str())];
+    let (_, m) = post(
+        &base,
+        &h,
+        rpc(1, "tools/call", json!({"name": "hang"})).to_string(),
+    )
+    .await;
+    assert_eq!(code(&m[0]), -32603);
+    let (_, m) = post(
+        &base,
+        &h,
+        rpc(2, "tools/call", json!({"name": "panics"})).to_string(),
+    )
+    .await;
+    assert_eq!(code(&m[0]), -32603);
+    let modern = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "hang"),
+    ];
+    let (status, m) = post(&base, &modern, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta()}}).to_string()).await;
+    assert_eq!((status, code(&m[0])), (StatusCode::OK, -32603));
+    let (_, m) = post(
+        &base,
+        &h,
+        rpc(4, "tools/call", json!({"name": "echo"})).to_string(),
+    )
+    .await;
+    assert!(m[0]["result"].is_object(), "{m:?}");
+    assert!(
+        eventually(Duration::from_secs(2), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 2)
+        .await
+    );
+}
+
+/// A session whose GET stream is never read: its events are kept up to
+/// `HttpConfig::max_stored_events` (oldest dropped), the server's announcements never
+/// wait for it, and another session hears everything at once.
+#[tokio::test]
+async fn a_stalled_get_stream_is_bounded_and_blocks_no_one() {
+    const CAP: usize = 50;
+    const EVENTS: usize = 5_000;
+    let mut config = HttpConfig::default();
+    config.max_stored_events = CAP;
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let base = start_http(server.clone(), config).await;
+    let stalled = session(&base, "2025-11-25", json!({})).await;
+    let reader = session(&base, "2025-06-18", json!({})).await;
+    // The stalled client opens its stream and never reads it.
+    let never_read = get_stream(&base, &stalled, None).await;
+    let mut events = Events::new(get_stream(&base, &reader, None).await);
+    for sid in [&stalled, &reader] {
+        let (_, m) = post(
+            &base,
+            &[("mcp-session-id", sid)],
+            rpc(1, "resources/subscribe", json!({"uri": "r://big"})).to_string(),
+        )
+        .await;
+        assert!(m[0]["result"].is_object());
+    }
+    let started = Instant::now();
+    for i in 0..EVENTS {
+        server.notify(ServerEvent::ResourceUpdated("r://big".into()));
+        if i % 32 == 0 {
+            // Let the sessions' forwarders run (a burst beyond the broadcast queue is the
+            // subject of `bursts_of_changes_are_never_lost_for_a_subscriber`).
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    server.notify(ServerEvent::ToolsChanged);
+    // The reading session hears every event, the last one included.
+    let mut heard = 0;
+    loop {
+        let (_, _, m) = events.next().await.expect("event");
+        if m["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+        heard += 1;
+    }
+    assert_eq!(heard, EVENTS);
+    let elapsed = started.elapsed();
+    // The stalled session's store holds at most CAP events: a replay from its first
+    // event id returns the newest CAP, ending with the last one.
+    let mut replay = Events::new(get_stream(&base, &stalled, Some("0-0")).await);
+    let mut ids = Vec::new();
+    loop {
+        let (id, _, m) = replay.next().await.expect("replayed");
+        ids.push(id.expect("id"));
+        if m["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    assert_eq!(ids.len(), CAP, "the store keeps {CAP} events: {ids:?}");
+    assert_eq!(
+        ids.last().map(String::as_str),
+        Some(format!("0-{EVENTS}").as_str())
+    );
+    drop(never_read);
+    println!("{EVENTS} events to two sessions, one stalled: {elapsed:?}");
+}
+
+/// A POST whose SSE answer is never read: the handler is not held up (its stream is
+/// stored, capped), and the answer is never among the events dropped.
+#[tokio::test]
+async fn a_stalled_post_stream_is_bounded_and_keeps_its_answer() {
+    const CAP: usize = 50;
+    let mut config = HttpConfig::default();
+    config.max_stored_events = CAP;
+    let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
+    let base = start_http(server, config).await;
+    let sid = session(&base, "2025-11-25", json!({})).await;
+    let resp = post_req(
+        &base,
+        &[("mcp-session-id", &sid)],
+        rpc(
+            5,
+            "tools/call",
+            json!({"name": "flood", "arguments": {"count": 20_000, "size": 1000}}),
+        )
+        .to_string(),
+    )
+    .send()
+    .await
+    .expect("POST");
+    // Read the first event only, to learn the stream's id.
+    let mut events = Events::new(resp);
+    let (first, _, _) = events.next().await.expect("first event");
+    let first = first.expect("id");
+    // 20 MB of notifications: far beyond what sockets buffer, yet the handler finishes.
+    assert!(
+        eventually(Duration::from_secs(60), || probe
+            .flood_done
+            .load(Ordering::SeqCst))
+        .await,
+        "the handler was held up by a client that does not read ({} sent)",
+        probe.flooded.load(Ordering::SeqCst)
+    );
+    drop(events);
+    let mut replay = Events::new(get_stream(&base, &sid, Some(&first)).await);
+    let mut got = Vec::new();
+    while let Some((_, _, m)) = replay.next().await {
+        got.push(m);
+    }
+    assert_eq!(got.len(), CAP, "at most {CAP} events stored");
+    assert_eq!(got.last().expect("answer")["id"], 5, "the answer is kept");
+    assert_eq!(got[CAP - 2]["params"]["data"]["i"], 19_999);
+}
+
+/// HTTP+SSE (2024-11-05) has no resumption: a stream that is not read fills the
+/// session's queue (`Limits::outbound_queue`), then that session's handlers and POSTs
+/// wait; memory stays bounded, other sessions and announcements are not held up, and
+/// once the client reads again everything arrives.
+#[tokio::test]
+async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
+    const TOTAL: usize = 20_000;
+    let mut limits = Limits::default();
+    limits.outbound_queue = 16;
+    let (server, probe) = fault_server(limits, VersionSet::ALL);
+    let base = start_http(server.clone(), HttpConfig::default()).await;
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/sse"))
+        .send()
+        .await
+        .expect("GET /sse");
+    let mut events = Events::new(resp);
+    let (_, kind, endpoint) = events.next().await.expect("endpoint");
+    assert_eq!(kind, "endpoint");
+    let endpoint = format!("{base}{}", endpoint.as_str().expect("path"));
+    let send = |body: Value| {
+        let endpoint = endpoint.clone();
+        async move {
+            reqwest::Client::new()
+                .post(endpoint)
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("POST")
+                .status()
+        }
+    };
+    assert_eq!(send(rpc(0, "initialize", json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))).await, StatusCode::ACCEPTED);
+    assert_eq!(events.next().await.expect("answer").2["id"], 0);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    // 20 MB of log messages while the client stops reading.
+    assert_eq!(
+        send(rpc(
+            1,
+            "tools/call",
+            json!({"name": "flood", "arguments": {"count": TOTAL, "size": 1000}})
+        ))
+        .await,
+        StatusCode::ACCEPTED
+    );
+    // The handler runs until the socket buffers and the queue are full, then waits.
+    let mut sent = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = probe.flooded.load(Ordering::SeqCst);
+        if now == sent && now > 0 {
+            break;
+        }
+        sent = now;
+    }
+    assert!(
+        !probe.flood_done.load(Ordering::SeqCst),
+        "the handler waits for the reader"
+    );
+    assert!(
+        sent < TOTAL / 2,
+        "bounded by the socket buffers and the queue: {sent} sent"
+    );
+    // A further POST on this session waits too (backpressure), instead of queueing.
+    let waiting = tokio::spawn(send(rpc(2, "tools/call", json!({"name": "echo"}))));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the POST waits while the stream is full"
+    );
+    // Others are not held up: a Streamable HTTP session and announcements.
+    let other = session(&base, "2025-06-18", json!({})).await;
+    let (_, m) = post(
+        &base,
+        &[("mcp-session-id", &other)],
+        rpc(1, "tools/call", json!({"name": "echo"})).to_string(),
+    )
+    .await;
+    assert!(m[0]["result"].is_object());
+    for _ in 0..1000 {
+        server.notify(ServerEvent::ToolsChanged);
+    }
+    // Reading again delivers everything, in order, and the waiting POST is accepted.
+    let mut next_i = 0;
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let (_, _, m) = events.next().await.expect("event");
+        if m["method"] == "notifications/message" {
+            assert_eq!(m["params"]["data"]["i"], next_i, "in order, none lost");
+            next_i += 1;
+        } else if m.get("id").is_some() {
+            answers.push(m["id"].clone());
+        }
+    }
+    assert_eq!(next_i, TOTAL);
+    answers.sort_by_key(|id| id.as_i64());
+    assert_eq!(answers, vec![json!(1), json!(2)]);
+    assert_eq!(waiting.await.expect("POST"), StatusCode::ACCEPTED);
+}
+
+/// stdio: a client that writes without reading makes the server stop reading once the
+/// outbound queue is full; nothing piles up, and everything is answered when it reads.
+#[tokio::test]
+async fn a_stdio_client_that_does_not_read_is_not_read_either() {
+    const TOTAL: usize = 100_000;
+    let mut limits = Limits::default();
+    limits.outbound_queue = 16;
+    let (server, _) = fault_server(limits, VersionSet::ALL);
+    let mut p = Peer::with_buffer(server, 16 * 1024);
+    p.initialize("2025-06-18").await;
+    let Peer {
+        mut writer,
+        mut lines,
+    } = p;
+    let written = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&written);
+    let writing = tokio::spawn(async move {
+        for i in 0..TOTAL {
+            let line = format!("{}\n", rpc(i as i64, "ping", json!({})));
+            writer.write_all(line.as_bytes()).await.expect("write");
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+        writer
+    });
+    // Wait until the writer is stuck.
+    let mut last = usize::MAX;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = written.load(Ordering::SeqCst);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    // Both pipes hold 16 KiB (some 700 lines), the server's reader 8 KiB, the queue 16
+    // answers: the server took a few thousand requests, not all of them.
+    assert!(
+        last < 5_000,
+        "the server kept reading: {last} requests taken"
+    );
+    let mut answered = 0;
+    while answered < TOTAL {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("answers keep coming")
+            .expect("read")
+            .expect("line");
+        let m: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(m["id"], answered as i64, "in order, once each");
+        answered += 1;
+    }
+    writing.await.expect("writer");
+}
+
+/// `Limits::max_in_flight`: beyond it, requests are refused at once and nothing runs.
+#[tokio::test]
+async fn requests_beyond_max_in_flight_are_refused() {
+    let mut limits = Limits::default();
+    limits.max_in_flight = 8;
+    let (server, probe) = fault_server(limits, VersionSet::ALL);
+    let mut p = Peer::start(server);
+    p.initialize("2025-06-18").await;
+    for i in 0..8 {
+        p.send(rpc(i, "tools/call", json!({"name": "hang"}))).await;
+    }
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .started
+            .load(Ordering::SeqCst)
+            == 8)
+        .await
+    );
+    let r = p
+        .request(json!(100), "tools/call", json!({"name": "hang"}))
+        .await;
+    assert_eq!(code(&r), -32603);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("too many requests in progress"),
+        "{r}"
+    );
+    assert_eq!(
+        probe.started.load(Ordering::SeqCst),
+        8,
+        "the refused request did not run"
+    );
+    p.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
+    )
+    .await;
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    assert_eq!(
+        p.request(json!(101), "ping", json!({})).await["result"],
+        json!({})
+    );
+}
+
+/// A burst of changes larger than the server's announcement queue: every subscriber still
+/// hears of its resource (missed announcements are replaced by a resynchronisation).
+#[tokio::test]
+async fn bursts_of_changes_are_never_lost_for_a_subscriber() {
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-06-18").await;
+    let r = p
+        .request(json!(1), "resources/subscribe", json!({"uri": "r://mine"}))
+        .await;
+    assert!(r["result"].is_object());
+    // Synchronous: no forwarder runs in between.
+    server.notify(ServerEvent::ResourceUpdated("r://mine".into()));
+    for i in 0..1000 {
+        server.notify(ServerEvent::ResourceUpdated(format!("r://other/{i}")));
+    }
+    let mut heard = false;
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_millis(300), p.lines.next_line()).await
+    {
+        let m: Value = serde_json::from_str(&line).expect("JSON");
+        if m["method"] == "notifications/resources/updated" {
+            assert_eq!(m["params"]["uri"], "r://mine", "only subscribed resources");
+            heard = true;
+        }
+    }
+    assert!(heard, "the update of the subscribed resource was not lost");
+}
+
+// ───────────────────────────── graceful shutdown ─────────────────────────────
+
+/// The example server, as `cargo test` builds it.
+fn example() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let path = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .join("examples")
+        .join("conformance_server");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo build -p mcp-runtime --example conformance_server`",
+        path.display()
+    );
+    path
+}
+
+fn sigterm(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// Waits for the child to exit, at most `limit`.
+fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+/// The example's grace period (`Limits::shutdown_grace`, default).
+const GRACE: Duration = Duration::from_secs(5);
+
+/// SIGTERM over stdio: input is no longer read; a call in progress finishes and is
+/// answered; one still waiting at the end of the grace period is cancelled; exit 0.
+#[test]
+fn sigterm_over_stdio_finishes_or_cancels_work_and_exits_0() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(example())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(serde_json::from_str(&line).expect("JSON")).is_err() {
+                break;
+            }
+        }
+    });
+    let mut write = |m: Value| writeln!(stdin, "{m}").expect("write");
+    write(rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}, "clientInfo": {"name": "t", "version": "1"}}),
+    ));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(20)).expect("answer")["id"],
+        1
+    );
+    write(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // A call that asks the client's model (and is never answered), then one that takes
+    // ~100 ms.
+    write(rpc(
+        2,
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}),
+    ));
+    let ask = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server asks");
+    assert_eq!(ask["method"], "sampling/createMessage");
+    write(rpc(
+        3,
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}),
+    ));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(20)).expect("progress")["method"],
+        "notifications/progress"
+    );
+    let start = Instant::now();
+    sigterm(&child);
+    std::thread::sleep(Duration::from_millis(200));
+    write(rpc(4, "ping", json!({})));
+    let status = wait_exit(&mut child, GRACE + Duration::from_secs(5)).expect("exits");
+    let elapsed = start.elapsed();
+    let after: Vec<Value> = rx.try_iter().collect();
+    let answered: Vec<&Value> = after
+        .iter()
+        .filter(|m| m.get("method").is_none())
+        .map(|m| &m["id"])
+        .collect();
+    assert!(status.success(), "exit status {status}");
+    assert_eq!(
+        answered,
+        vec![&json!(3)],
+        "the short call finished; the asking one was cancelled; the ping was not read: {after:?}"
+    );
+    assert!(
+        elapsed >= GRACE - Duration::from_millis(500) && elapsed < GRACE + Duration::from_secs(2),
+        "{elapsed:?}"
+    );
+}
+
+/// SIGTERM over HTTP: no new connections or sessions; a call in progress is answered, one
+/// still waiting at the end of the grace period is cancelled, open streams end; exit 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(example())
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|u| u.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_owned();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let sid = session(&base, "2025-06-18", json!({"sampling": {}})).await;
+    let mut get = Events::new(get_stream(&base, &sid, None).await);
+    let h = [("mcp-session-id", sid.as_str())];
+    let open = |id: i64, params: Value| {
+        let resp = post_req(&base, &h, rpc(id, "tools/call", params).to_string()).send();
+        async move { Events::new(resp.await.expect("POST")) }
+    };
+    let mut asking = open(
+        2,
+        json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}),
+    )
+    .await;
+    assert_eq!(
+        asking.next().await.expect("ask").2["method"],
+        "sampling/createMessage"
+    );
+    let mut short = open(
+        3,
+        json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}),
+    )
+    .await;
+    assert_eq!(
+        short.next().await.expect("progress").2["method"],
+        "notifications/progress"
+    );
+    let start = Instant::now();
+    sigterm(&child);
+    // The short call completes with its answer.
+    let mut last = Value::Null;
+    while let Some((_, _, m)) = short.next().await {
+        last = m;
+    }
+    assert_eq!(last["id"], 3, "answered during the grace period");
+    // No new connections (or, on one still open, no new sessions).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let fresh = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .body(rpc(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).to_string())
+        .send()
+        .await;
+    assert!(
+        fresh
+            .as_ref()
+            .map_or(true, |r| r.status() == StatusCode::SERVICE_UNAVAILABLE),
+        "{fresh:?}"
+    );
+    // The asking call ends without an answer at the end of the grace period; the GET
+    // stream ends too.
+    let mut tail = Vec::new();
+    while let Some((_, _, m)) = asking.next().await {
+        tail.push(m);
+    }
+    assert!(
+        tail.iter().all(|m| m.get("method").is_some()),
+        "no answer: {tail:?}"
+    );
+    while get.next().await.is_some() {}
+    let status =
+        tokio::task::spawn_blocking(move || wait_exit(&mut child, GRACE + Duration::from_secs(5)))
+            .await
+            .expect("wait")
+            .expect("exits");
+    let elapsed = start.elapsed();
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        elapsed >= GRACE - Duration::from_millis(500) && elapsed < GRACE + Duration::from_secs(2),
+        "{elapsed:?}"
+    );
+}
+
+// ───────────────────────────── 3. hostile input ─────────────────────────────
+
+// Oversized: a stdio line over `Limits::max_message_bytes` is consumed and answered
+// -32600 (behaviour.rs `malformed_input_gets_errors_and_the_server_still_answers`); an HTTP
+// body over it is 413 on `/mcp` (http.rs `dns_rebinding_and_size_limits`) and, below,
+// on `/messages`.
+#[tokio::test]
+async fn an_oversized_body_to_messages_is_413() {
+    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "a".repeat(5 << 20)
+    );
+    let r = reqwest::Client::new()
+        .post(format!("{base}/messages?sessionId=whatever"))
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
+    let deep = [
+        "[".repeat(100_000),
+        r#"{"a":"#.repeat(100_000),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{}}}}}}}"#,
+            "[".repeat(100_000)
+        ),
+    ];
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-03-26").await;
+    for bad in &deep {
+        p.raw(bad.as_bytes()).await;
+        let r = p.recv().await;
+        assert_eq!((code(&r), r["id"].clone()), (-32700, Value::Null), "{r}");
+    }
+    // Nesting within serde_json's limit (128) is served.
+    let ok = format!(r#"{{"x":{}0{}}}"#, "[".repeat(100), "]".repeat(100));
+    let args: Value = serde_json::from_str(&ok).expect("within the limit");
+    let r = p
+        .request(
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": args}),
+        )
+        .await;
+    assert!(r["result"].is_object(), "{r}");
+
+    let base = start_http(server, HttpConfig::default()).await;
+    for bad in &deep {
+        let (status, m) = post(&base, &[], bad.clone()).await;
+        assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
+        let (status, m) = post(
+            &base,
+            &[("mcp-protocol-version", "2026-07-28")],
+            bad.clone(),
+        )
+        .await;
+        assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
+    }
+    let sid = session(&base, "2025-03-26", json!({})).await;
+    for bad in &deep {
+        let (status, m) = post(&base, &[("mcp-session-id", &sid)], bad.clone()).await;
+        assert_eq!((status, code(&m[0])), (StatusCode::OK, -32700));
+    }
+}
+
+#[tokio::test]
+async fn huge_arrays_within_the_size_limit_are_served_in_bounded_time() {
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-03-26").await;
+    // A 2 MB argument: one million numbers.
+    let items = format!("[{}0]", "0,".repeat(999_999));
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"items":{items}}}}}}}"#
+    );
+    assert!(call.len() < Limits::default().max_message_bytes);
+    let start = Instant::now();
+    p.raw(call.as_bytes()).await;
+    let r = p.answer(&json!(1)).await;
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.len() > 2_000_000));
+    // A batch of 50,000 requests (2025-03-26): one array, every id answered once; those
+    // beyond `Limits::max_in_flight` are refused rather than run.
+    let batch: Vec<Value> = (0..50_000).map(|i| rpc(i, "ping", json!({}))).collect();
+    let batch = serde_json::to_string(&batch).expect("encode");
+    assert!(batch.len() < Limits::default().max_message_bytes);
+    p.raw(batch.as_bytes()).await;
+    let answers = p.recv().await;
+    let answers = answers.as_array().expect("one array");
+    let mut ids: Vec<i64> = answers
+        .iter()
+        .map(|a| a["id"].as_i64().expect("id"))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..50_000).collect::<Vec<_>>());
+    let served = answers.iter().filter(|a| a["result"].is_object()).count();
+    assert!(served >= Limits::default().max_in_flight, "{served}");
+    assert!(answers
+        .iter()
+        .all(|a| a["result"].is_object() || code(a) == -32603));
+    let elapsed = start.elapsed();
+    assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+    assert_eq!(
+        p.request(json!("after"), "ping", json!({})).await["result"],
+        json!({})
+    );
+    // The same argument over HTTP.
+    let base = start_http(server, HttpConfig::default()).await;
+    let sid = session(&base, "2025-06-18", json!({})).await;
+    let (status, m) = post(&base, &[("mcp-session-id", &sid)], call).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(m[0]["result"].is_object());
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_a_parse_error() {
+    let bad: [&[u8]; 3] = [
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\xc3\x28ng\"}",
+        br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\ud800"}}"#,
+    ];
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-06-18").await;
+    for b in bad {
+        p.raw(b).await;
+        let r = p.recv().await;
+        assert_eq!((code(&r), r["id"].clone()), (-32700, Value::Null), "{r}");
+    }
+    assert_eq!(
+        p.request(json!(2), "ping", json!({})).await["result"],
+        json!({})
+    );
+    let base = start_http(server, HttpConfig::default()).await;
+    let sid = session(&base, "2025-06-18", json!({})).await;
+    for b in bad {
+        let (status, m) = post(&base, &[], b.to_vec()).await;
+        assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
+        let (status, m) = post(&base, &[("mcp-session-id", &sid)], b.to_vec()).await;
+        assert_eq!((status, code(&m[0])), (StatusCode::OK, -32700));
+    }
+}
+
+/// session.rs `dispatch`: an id in use by a request in progress is -32600; the request
+/// that holds it is unaffected, and the id is free again once it is done.
+#[tokio::test]
+async fn an_id_reused_while_in_flight_is_refused() {
+    let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
+    let mut p = Peer::start(server.clone());
+    p.initialize("2025-06-18").await;
+    p.send(rpc(7, "tools/call", json!({"name": "hang"}))).await;
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .started
+            .load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    let r = p.request(json!(7), "ping", json!({})).await;
+    assert_eq!((code(&r), r["id"].clone()), (-32600, json!(7)));
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("already in use"));
+    assert_eq!(
+        probe.dropped.load(Ordering::SeqCst),
+        0,
+        "the first request still runs"
+    );
+    p.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+    )
+    .await;
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .dropped
+            .load(Ordering::SeqCst)
+            == 1)
+        .await
+    );
+    assert_eq!(
+        p.request(json!(7), "ping", json!({})).await["result"],
+        json!({})
+    );
+    // Same over an HTTP session.
+    let base = start_http(server, HttpConfig::default()).await;
+    let sid = session(&base, "2025-06-18", json!({})).await;
+    let pending = {
+        let (base, sid) = (base.clone(), sid.clone());
+        tokio::spawn(async move {
+            post(
+                &base,
+                &[("mcp-session-id", &sid)],
+                rpc(7, "tools/call", json!({"name": "hang"})).to_string(),
+            )
+            .await
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(5), || probe
+            .started
+            .load(Ordering::SeqCst)
+            == 2)
+        .await
+    );
+    let (_, m) = post(
+        &base,
+        &[("mcp-session-id", &sid)],
+        rpc(7, "ping", json!({})).to_string(),
+    )
+    .await;
+    assert_eq!((code(&m[0]), m[0]["id"].clone()), (-32600, json!(7)));
+    reqwest::Client::new()
+        .delete(format!("{base}/mcp"))
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .expect("DELETE");
+    let (status, _) = pending
+        .await
+        .expect("the pending POST ends with its session");
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+// Forged or replayed `requestState` (2026-07-28): asks.rs
+// `modern_tampered_states_are_invalid_params` and
+// `modern_states_are_bound_to_the_method_target_and_arguments`.
+
+/// Unknown, random or other-transport session ids: 404 everywhere.
+#[tokio::test]
+async fn forged_and_random_session_ids_are_404() {
+    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let real = session(&base, "2025-11-25", json!({})).await;
+    // An HTTP+SSE session's id.
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/sse"))
+        .send()
+        .await
+        .expect("GET /sse");
+    let mut sse = Events::new(resp);
+    let (_, _, endpoint) = sse.next().await.expect("endpoint");
+    let sse_id = endpoint
+        .as_str()
+        .and_then(|e| e.split_once("sessionId="))
+        .expect("id")
+        .1
+        .to_owned();
+    let random = |salt: u64| {
+        use std::hash::{BuildHasher, Hasher};
+        let state = std::collections::hash_map::RandomState::new();
+        let mut h = state.build_hasher();
+        h.write_u64(salt);
+        let a = h.finish();
+        h.write_u64(a);
+        format!("{a:016x}{:016x}", h.finish())
+    };
+    let mut forged = vec![
+        random(1),
+        random(2),
+        format!("{}0", &real[..31]),
+        real.to_uppercase(),
+        "".into(),
+        "../../etc".into(),
+        "x".repeat(10_000),
+    ];
+    forged.retain(|f| *f != real);
+    let ping = rpc(1, "ping", json!({})).to_string();
+    for id in forged.iter().map(String::as_str).chain([sse_id.as_str()]) {
+        if id.is_empty() {
+            continue;
+        }
+        let r = post_req(&base, &[("mcp-session-id", id)], ping.clone())
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "POST {id:.40}");
+        let body: Value = serde_json::from_str(&r.text().await.expect("body")).expect("JSON");
+        assert_eq!(body["error"]["code"], -32001);
+        if id == sse_id {
+            continue; // GET/DELETE: an HTTP+SSE id is its own session
+        }
+        let r = reqwest::Client::new()
+            .get(format!("{base}/mcp"))
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "GET {id:.40}");
+        let r = reqwest::Client::new()
+            .delete(format!("{base}/mcp"))
+            .header("mcp-session-id", id)
+            .send()
+            .await
+            .expect("DELETE");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "DELETE {id:.40}");
+    }
+    for id in forged
+        .iter()
+        .filter(|f| !f.is_empty() && f.len() < 100)
+        .chain([&real])
+    {
+        let r = reqwest::Client::new()
+            .post(format!("{base}/messages?sessionId={id}"))
+            .body(ping.clone())
+            .send()
+            .await
+            .expect("POST /messages");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "/messages {id}");
+    }
+    // The real ones still work.
+    let (status, _) = post(&base, &[("mcp-session-id", &real)], ping.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// Session ids: 128 bits from the OS CSPRNG (http.rs `new_session_id`: `getrandom`), as
+/// 32 hex digits; never repeated.
+#[tokio::test]
+async fn session_ids_are_128_bit_hex_and_distinct() {
+    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let id = session(&base, "2025-06-18", json!({})).await;
+        assert!(
+            id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+        assert!(seen.insert(id));
+    }
+}
+
+/// A revision the server does not serve, named per request (`_meta`) or by header.
+/// stdio: behaviour.rs `unknown_versions_get_the_newest_legacy_and_disabled_ones_are_never_
+/// chosen` and `modern_removed_methods_and_bad_meta`.
+#[tokio::test]
+async fn a_disabled_revision_is_refused_with_the_right_error() {
+    // No modern revision: a stateless request is a legacy bad request (never -32022), so a
+    // dual-era client falls back to `initialize`.
+    let (server, _) = fault_server(
+        Limits::default(),
+        VersionSet::ALL.without(ProtocolVersion::V2026_07_28),
+    );
+    let base = start_http(server, HttpConfig::default()).await;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}});
+    let (status, m) = post(
+        &base,
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ],
+        discover.to_string(),
+    )
+    .await;
+    assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32000));
+    // 2025-06-18 disabled: `_meta` naming it is -32022 listing what is served; a session
+    // header naming it is 400.
+    let (server, _) = fault_server(
+        Limits::default(),
+        VersionSet::ALL.without(ProtocolVersion::V2025_06_18),
+    );
+    let base = start_http(server, HttpConfig::default()).await;
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-06-18");
+    let body =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}});
+    let (status, m) = post(
+        &base,
+        &[
+            ("mcp-protocol-version", "2025-06-18"),
+            ("mcp-method", "tools/list"),
+        ],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&m[0])),
+        (StatusCode::BAD_REQUEST, -32022),
+        "{m:?}"
+    );
+    let supported = m[0]["error"]["data"]["supported"]
+        .as_array()
+        .expect("supported");
+    assert!(!supported.contains(&json!("2025-06-18")) && supported.contains(&json!("2026-07-28")));
+    let sid = session(&base, "2025-11-25", json!({})).await;
+    let (status, _) = post(
+        &base,
+        &[
+            ("mcp-session-id", &sid),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+        rpc(3, "ping", json!({})).to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+// Header/_meta mismatches (2026-07-28): http.rs
+// `the_stateless_wire_validates_headers_in_order` and
+// `mirrored_parameter_headers_must_match_the_arguments`; a session's
+// MCP-Protocol-Version: http.rs `legacy_sessions_serve_and_end`.
+
+/// DNS rebinding: every route checks Host and Origin (http.rs
+/// `dns_rebinding_and_size_limits` covers POST /mcp with a plain foreign name).
+#[tokio::test]
+async fn dns_rebinding_is_403_on_every_route() {
+    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let sid = session(&base, "2025-11-25", json!({})).await;
+    let bad_hosts = [
+        "evil.example",
+        "localhost.evil.example",
+        "127.0.0.1.nip.io",
+        "localhost:80@evil.example",
+        "localhost:http",
+        "[::1].evil.example",
+    ];
+    let bad_origins = [
+        "http://evil.example",
+        "null",
+        "http://localhost.evil.example",
+        "http://localhost:80@evil.example",
+        "http://localhost/x",
+        "ftp://localhost",
+        "http://127.0.0.1:1:2",
+    ];
+    let client = reqwest::Client::new();
+    let routes = |header: &'static str, value: &str| {
+        let v = value.to_owned();
+        let init = rpc(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).to_string();
+        vec![
+            client
+                .post(format!("{base}/mcp"))
+                .header("content-type", "application/json")
+                .header(header, v.clone())
+                .body(init),
+            client
+                .post(format!("{base}/mcp"))
+                .header("mcp-session-id", &sid)
+                .header(header, v.clone())
+                .body(rpc(2, "ping", json!({})).to_string()),
+            client
+                .get(format!("{base}/mcp"))
+                .header("mcp-session-id", &sid)
+                .header(header, v.clone()),
+            client
+                .delete(format!("{base}/mcp"))
+                .header("mcp-session-id", &sid)
+                .header(header, v.clone()),
+            client.get(format!("{base}/sse")).header(header, v.clone()),
+            client
+                .post(format!("{base}/messages?sessionId=x"))
+                .header(header, v)
+                .body("{}"),
+        ]
+    };
+    for (header, values) in [("host", &bad_hosts[..]), ("origin", &bad_origins[..])] {
+        for value in values {
+            for req in routes(header, value) {
+                let r = req.send().await.expect("send");
+                assert_eq!(r.status(), StatusCode::FORBIDDEN, "{header}: {value}");
+            }
+        }
+    }
+    for origin in [
+        "http://localhost:3000",
+        "http://127.0.0.1",
+        "https://[::1]:8443",
+        "http://LOCALHOST",
+    ] {
+        let (status, _) = post(
+            &base,
+            &[("mcp-session-id", &sid), ("origin", origin)],
+            rpc(3, "ping", json!({})).to_string(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{origin}");
+    }
+}
+
+/// What the runtime logs (every level, while serving sessions, stateless requests,
+/// requestState rounds, timeouts and panics) names no session id, no argument and no
+/// requestState.
+#[tokio::test(flavor = "current_thread")]
+async fn nothing_sensitive_is_logged() {
+    #[derive(Clone, Default)]
+    struct Sink(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("sink").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    const SECRET: &str = "s3cr3t-argument-value";
+    let mut limits = Limits::default();
+    limits.request_timeout = Duration::from_millis(50);
+    let (faults, _) = fault_server(limits, VersionSet::ALL);
+    let base = start_http(faults, HttpConfig::default()).await;
+    let sid = session(&base, "2025-06-18", json!({})).await;
+    let h = [("mcp-session-id", sid.as_str())];
+    for (id, name) in [(1, "echo"), (2, "hang"), (3, "panics"), (4, "nope")] {
+        post(
+            &base,
+            &h,
+            rpc(
+                id,
+                "tools/call",
+                json!({"name": name, "arguments": {"secret": SECRET}}),
+            )
+            .to_string(),
+        )
+        .await;
+    }
+    post(
+        &base,
+        &h,
+        json!({"jsonrpc": "2.0", "id": 99, "result": {"secret": SECRET}}).to_string(),
+    )
+    .await;
+    post(
+        &base,
+        &h,
+        json!({"jsonrpc": "2.0", "method": "notifications/unknown", "params": {"secret": SECRET}})
+            .to_string(),
+    )
+    .await;
+    // A requestState round trip (2026-07-28) on the conformance server.
+    let base2 = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "test_input_required_result_request_state"),
+    ];
+    let (_, m) = post(&base2, &headers, json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "test_input_required_result_request_state", "arguments": {"secret": SECRET}, "_meta": meta}}).to_string()).await;
+    let state = m[0]["result"]["requestState"]
+        .as_str()
+        .expect("requestState")
+        .to_owned();
+    post(&base2, &headers, json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "test_input_required_result_request_state", "arguments": {"secret": SECRET}, "requestState": format!("{state}x"), "_meta": meta}}).to_string()).await;
+    let log = String::from_utf8_lossy(&sink.0.lock().expect("sink")).into_owned();
+    assert!(
+        log.contains("handler timed out") && log.contains("handler panicked"),
+        "the subscriber captured the runtime's logs:\n{log}"
+    );
+    for (what, needle) in [
+        ("session id", sid.as_str()),
+        ("argument", SECRET),
+        ("requestState", state.as_str()),
+    ] {
+        assert!(!log.contains(needle), "the {what} was logged:\n{log}");
+    }
+}
