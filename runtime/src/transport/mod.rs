@@ -3,4 +3,5 @@
 
 mod event_store;
 pub mod http;
+pub mod pipes;
 pub mod stdio;

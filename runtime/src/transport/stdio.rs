@@ -10,7 +10,8 @@ use crate::session::Connection;
 
 /// Serves one client on this process's stdin and stdout until stdin ends.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    serve(server, tokio::io::stdin(), tokio::io::stdout()).await
+    let (input, output) = super::pipes::stdio_streams();
+    serve(server, input, output).await
 }
 
 /// [`serve_stdio`] until stdin ends or `shutdown` resolves (a signal, for instance).
@@ -21,7 +22,8 @@ pub async fn serve_stdio_with_shutdown(
     server: Server,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    serve_with_shutdown(server, tokio::io::stdin(), tokio::io::stdout(), shutdown).await
+    let (input, output) = super::pipes::stdio_streams();
+    serve_with_shutdown(server, input, output, shutdown).await
 }
 
 /// Serves one client reading newline-delimited messages from `input` and writing them

@@ -1,0 +1,303 @@
+//! stdio end to end: a pipelined client (a window of requests in flight) drives the
+//! `bench_server` example over real pipes — this runtime, and rmcp 3.9 in both of its
+//! stdio modes, built the same way — and reports requests per second and p50/p99
+//! latency for a cheap request (`ping`; `server/discover` in 2026-07-28, which has no
+//! ping), `tools/list` and a cheap `tools/call`, in a legacy revision and in 2026-07-28.
+//!
+//! `cargo bench -p mcp-runtime --bench stdio_end_to_end` (figures in BENCHMARKS.md);
+//! `-- --requests N`, `-- --windows 1,64`, `-- --quick` (the CI smoke run).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+const LEGACY: &str = "2025-11-25";
+const MODERN: &str = "2026-07-28";
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Builds the example server in release mode and returns its path.
+fn build_server() -> Result<String, Error> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "mcp-runtime",
+            "--example",
+            "bench_server",
+        ])
+        .args(["--message-format", "json-render-diagnostics"])
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        return Err("building the bench_server example failed".into());
+    }
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["target"]["name"] == "bench_server" {
+            if let Some(exe) = msg["executable"].as_str() {
+                return Ok(exe.to_owned());
+            }
+        }
+    }
+    Err("cargo did not name the bench_server executable".into())
+}
+
+fn meta() -> &'static str {
+    r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+}
+
+/// The request line for `id` (without the newline).
+fn request(method: &str, version: &str, id: u64) -> String {
+    let modern = version == MODERN;
+    let params = match (method, modern) {
+        ("ping", false) => String::new(),
+        ("ping", true) => format!(r#","params":{{{}}}"#, meta()),
+        ("tools/list", false) => r#","params":{}"#.into(),
+        ("tools/list", true) => format!(r#","params":{{{}}}"#, meta()),
+        (_, false) => r#","params":{"name":"tool_1","arguments":{"city":"Oslo"}}"#.into(),
+        (_, true) => format!(
+            r#","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}},{}}}"#,
+            meta()
+        ),
+    };
+    let method = if method == "ping" && modern {
+        "server/discover"
+    } else {
+        method
+    };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"{params}}}"#)
+}
+
+struct Server {
+    child: Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+}
+
+impl Server {
+    fn start(exe: &str, which: &str, version: &str) -> Result<Server, Error> {
+        let mut child = Command::new(exe)
+            .arg(which)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let input = child.stdin.take().ok_or("no stdin")?;
+        let output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut server = Server {
+            child,
+            input,
+            output,
+        };
+        if version != MODERN {
+            writeln!(
+                server.input,
+                r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
+            )?;
+            let mut line = String::new();
+            server.output.read_line(&mut line)?;
+            if !line.contains(version) {
+                return Err(format!("{which}: initialize answered {line}").into());
+            }
+            writeln!(
+                server.input,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )?;
+        }
+        Ok(server)
+    }
+
+    fn stop(mut self) {
+        drop(self.input);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Figures {
+    per_second: f64,
+    p50_us: f64,
+    p99_us: f64,
+}
+
+/// Sends `n` requests with at most `window` in flight; every answer must carry a result.
+fn drive(
+    server: &mut Server,
+    method: &str,
+    version: &str,
+    n: u64,
+    window: u64,
+    first_id: u64,
+) -> Result<Figures, Error> {
+    let start = Instant::now();
+    let sent: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+    let answered = Arc::new((Mutex::new(0u64), Condvar::new()));
+    let mut input = server.input.try_clone_handle()?;
+    let writer = {
+        let sent = Arc::clone(&sent);
+        let answered = Arc::clone(&answered);
+        let method = method.to_owned();
+        let version = version.to_owned();
+        std::thread::spawn(move || -> Result<(), std::io::Error> {
+            let mut next = 0u64;
+            let mut buf = Vec::with_capacity(64 * 1024);
+            while next < n {
+                let allowed = {
+                    let (lock, cv) = &*answered;
+                    let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    while next >= *done + window {
+                        done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
+                    }
+                    (*done + window).min(n)
+                };
+                buf.clear();
+                let now = start.elapsed().as_nanos() as u64;
+                for i in next..allowed {
+                    buf.extend_from_slice(request(&method, &version, first_id + i).as_bytes());
+                    buf.push(b'\n');
+                    if let Some(slot) = sent.get(i as usize) {
+                        slot.store(now, Ordering::Relaxed);
+                    }
+                }
+                input.write_all(&buf)?;
+                input.flush()?;
+                next = allowed;
+            }
+            Ok(())
+        })
+    };
+    let mut latencies = Vec::with_capacity(n as usize);
+    let mut line = Vec::new();
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        id: Option<u64>,
+        result: Option<serde::de::IgnoredAny>,
+    }
+    while (latencies.len() as u64) < n {
+        line.clear();
+        if server.output.read_until(b'\n', &mut line)? == 0 {
+            return Err("the server closed its output".into());
+        }
+        let answer: Answer = serde_json::from_slice(&line)?;
+        let Some(id) = answer.id else { continue };
+        if answer.result.is_none() {
+            return Err(format!("error answer: {}", String::from_utf8_lossy(&line)).into());
+        }
+        let i = id.checked_sub(first_id).ok_or("unexpected id")?;
+        let sent_at = sent
+            .get(i as usize)
+            .ok_or("unexpected id")?
+            .load(Ordering::Relaxed);
+        latencies.push(start.elapsed().as_nanos() as u64 - sent_at);
+        let (lock, cv) = &*answered;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        cv.notify_one();
+    }
+    let elapsed = start.elapsed();
+    writer.join().map_err(|_| "writer panicked")??;
+    latencies.sort_unstable();
+    let pick = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or(0) as f64
+            / 1000.0
+    };
+    Ok(Figures {
+        per_second: n as f64 / elapsed.as_secs_f64(),
+        p50_us: pick(0.50),
+        p99_us: pick(0.99),
+    })
+}
+
+/// `ChildStdin` cannot be cloned; the writer thread gets the descriptor through a dup.
+trait TryCloneHandle {
+    fn try_clone_handle(&self) -> std::io::Result<std::fs::File>;
+}
+
+impl TryCloneHandle for std::process::ChildStdin {
+    fn try_clone_handle(&self) -> std::io::Result<std::fs::File> {
+        use std::os::fd::AsFd;
+        let fd = self.as_fd().try_clone_to_owned()?;
+        Ok(std::fs::File::from(fd))
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let quick = args.iter().any(|a| a == "--quick" || a == "--test");
+    let n: u64 = value("--requests")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { 2_000 } else { 100_000 });
+    let windows: Vec<u64> = value("--windows")
+        .map(|w| w.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| if quick { vec![64] } else { vec![1, 64] });
+    let impls: Vec<String> = value("--servers")
+        .map(|s| s.split(',').map(str::to_owned).collect())
+        .unwrap_or_else(|| vec!["ours".into(), "rmcp-pipes".into(), "rmcp-stdio".into()]);
+    let exe = build_server()?;
+    println!(
+        "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for version in [LEGACY, MODERN] {
+        for method in ["ping", "tools/list", "tools/call"] {
+            for &window in &windows {
+                let mut ours: Option<Figures> = None;
+                for which in &impls {
+                    let mut server = Server::start(&exe, which, version)?;
+                    // Warm up the process (allocator, caches, branch predictors).
+                    drive(
+                        &mut server,
+                        method,
+                        version,
+                        (n / 20).max(500),
+                        window,
+                        1_000_000_000,
+                    )?;
+                    let f = drive(&mut server, method, version, n, window, 1)?;
+                    server.stop();
+                    let shown = if method == "ping" && version == MODERN {
+                        "server/discover"
+                    } else {
+                        method
+                    };
+                    let ratio = match (which.as_str(), ours) {
+                        ("ours", _) => {
+                            ours = Some(f);
+                            String::new()
+                        }
+                        ("rmcp-pipes", Some(o)) => format!("{:.2}×", o.per_second / f.per_second),
+                        _ => String::new(),
+                    };
+                    println!(
+                        "| {version} | {shown} | {window} | {which} | {:.0} | {:.0} | {:.0} | {ratio} |",
+                        f.per_second, f.p50_us, f.p99_us
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
