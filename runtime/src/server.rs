@@ -2,10 +2,10 @@
 //! and the revision-independent handling of each client request, answered through
 //! `shape` in the revision the request is served at.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
 use serde::de::DeserializeOwned;
@@ -134,10 +134,10 @@ pub(crate) struct Inner {
     pub(crate) instructions: Option<String>,
     pub(crate) versions: VersionSet,
     pub(crate) limits: Limits,
-    tools: RwLock<Vec<ToolEntry>>,
-    resources: RwLock<Vec<ResourceEntry>>,
-    templates: Vec<TemplateEntry>,
-    prompts: RwLock<Vec<PromptEntry>>,
+    tools: RwLock<Listed<ToolEntry>>,
+    resources: RwLock<Listed<ResourceEntry>>,
+    templates: Listed<TemplateEntry>,
+    prompts: RwLock<Listed<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
     declare_tools: bool,
     declare_resources: bool,
@@ -215,6 +215,10 @@ impl Server {
         &self.inner.limits
     }
 
+    fn page_size(&self) -> usize {
+        self.inner.limits.page_size
+    }
+
     /// Subscribes to the server's change announcements.
     pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe()
@@ -232,6 +236,7 @@ impl Server {
         };
         {
             let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
             tools.retain(|t| t.tool.name != entry.tool.name);
             tools.push(entry);
         }
@@ -242,6 +247,7 @@ impl Server {
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = {
             let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
             let before = tools.len();
             tools.retain(|t| t.tool.name != name);
             before != tools.len()
@@ -428,10 +434,10 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 versions: self.versions,
                 limits: self.limits,
-                tools: RwLock::new(self.tools),
-                resources: RwLock::new(self.resources),
-                templates: self.templates,
-                prompts: RwLock::new(self.prompts),
+                tools: RwLock::new(Listed::new(self.tools)),
+                resources: RwLock::new(Listed::new(self.resources)),
+                templates: Listed::new(self.templates),
+                prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
                 events,
             }),
@@ -457,6 +463,72 @@ fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
     text.strip_prefix('o')
         .and_then(|n| n.parse().ok())
         .ok_or_else(bad)
+}
+
+/// A list the server offers, with its encoded pages per revision. A list changes rarely
+/// and every client asks for it, so each page is shaped once per revision and then
+/// served as the same bytes until the list changes (`items_mut` drops the pages, under
+/// the list's write lock). Only pages starting at a multiple of the page size are kept —
+/// the cursors this server hands out — so forged cursors cannot grow the cache: it holds
+/// at most one encoding of the list per revision.
+pub(crate) struct Listed<T> {
+    items: Vec<T>,
+    pages: Mutex<HashMap<(ProtocolVersion, usize), Encoded>>,
+}
+
+impl<T> Listed<T> {
+    fn new(items: Vec<T>) -> Listed<T> {
+        Listed {
+            items,
+            pages: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The items, to change them: every cached page is dropped.
+    fn items_mut(&mut self) -> &mut Vec<T> {
+        self.pages
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        &mut self.items
+    }
+
+    /// The page at `offset` in revision `v`, shaped by `shape` (items, next cursor) unless
+    /// it is cached.
+    fn page(
+        &self,
+        v: ProtocolVersion,
+        offset: usize,
+        size: usize,
+        shape: impl FnOnce(&[T], Option<String>) -> Result<Encoded, RpcError>,
+    ) -> Result<Encoded, RpcError> {
+        let size = size.max(1);
+        let cacheable = offset % size == 0;
+        let lock_pages = || {
+            self.pages
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if cacheable {
+            if let Some(hit) = lock_pages().get(&(v, offset)) {
+                return Ok(hit.clone());
+            }
+        }
+        let (items, next) = page(&self.items, offset, size)?;
+        let encoded = shape(items, next)?;
+        if cacheable {
+            lock_pages().insert((v, offset), encoded.clone());
+        }
+        Ok(encoded)
+    }
+}
+
+impl<T> std::ops::Deref for Listed<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.items
+    }
 }
 
 fn page<T>(items: &[T], offset: usize, size: usize) -> Result<(&[T], Option<String>), RpcError> {
@@ -517,10 +589,10 @@ impl Server {
                 self.require("tools", method)?;
                 by_revision!(v, |m| check_params::<m::methods::ListTools>(params))?;
                 let offset = decode_cursor(params)?;
-                let tools = read_lock(&self.inner.tools);
-                let all: Vec<&Tool> = tools.iter().map(|t| &t.tool).collect();
-                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
-                shape::list_tools(v, info, items, next)
+                read_lock(&self.inner.tools).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
+                    shape::list_tools(v, info, &items, next)
+                })
             }
             "tools/call" => {
                 self.require("tools", method)?;
@@ -542,10 +614,10 @@ impl Server {
                 self.require("resources", method)?;
                 by_revision!(v, |m| check_params::<m::methods::ListResources>(params))?;
                 let offset = decode_cursor(params)?;
-                let resources = read_lock(&self.inner.resources);
-                let all: Vec<&Resource> = resources.iter().map(|r| &r.resource).collect();
-                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
-                shape::list_resources(v, info, items, next)
+                read_lock(&self.inner.resources).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
+                    shape::list_resources(v, info, &items, next)
+                })
             }
             "resources/templates/list" => {
                 self.require("resources", method)?;
@@ -553,10 +625,13 @@ impl Server {
                     params
                 ))?;
                 let offset = decode_cursor(params)?;
-                let all: Vec<&ResourceTemplate> =
-                    self.inner.templates.iter().map(|t| &t.template).collect();
-                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
-                shape::list_resource_templates(v, info, items, next)
+                self.inner
+                    .templates
+                    .page(v, offset, self.page_size(), |items, next| {
+                        let items: Vec<&ResourceTemplate> =
+                            items.iter().map(|t| &t.template).collect();
+                        shape::list_resource_templates(v, info, &items, next)
+                    })
             }
             "resources/read" => {
                 self.require("resources", method)?;
@@ -591,10 +666,10 @@ impl Server {
                 self.require("prompts", method)?;
                 by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
                 let offset = decode_cursor(params)?;
-                let prompts = read_lock(&self.inner.prompts);
-                let all: Vec<&Prompt> = prompts.iter().map(|p| &p.prompt).collect();
-                let (items, next) = page(&all, offset, self.inner.limits.page_size)?;
-                shape::list_prompts(v, info, items, next)
+                read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
+                    shape::list_prompts(v, info, &items, next)
+                })
             }
             "prompts/get" => {
                 self.require("prompts", method)?;

@@ -445,10 +445,36 @@ async fn list_changed_reaches_operating_sessions() {
     let mut p = Peer::start(server.clone());
     p.initialize("2025-06-18", json!({})).await;
     p.request(json!(1), "ping", json!({})).await;
+    // The list is shaped once per revision and then cached: a change must drop it.
+    let before = all_tool_names(&mut p, 100).await;
+    assert!(!before.contains(&"added".to_owned()), "{before:?}");
     server.add_tool(tool("added"), |_, _| async { Ok(ToolResult::text("new")) });
     let n = p.recv().await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     assert!(n.get("id").is_none());
+    let after = all_tool_names(&mut p, 200).await;
+    assert_eq!(after.len(), before.len() + 1, "{after:?}");
+    assert!(after.contains(&"added".to_owned()), "{after:?}");
+    assert!(server.remove_tool("added"));
+    let _ = p.recv().await;
+    assert_eq!(all_tool_names(&mut p, 300).await, before);
+}
+
+/// Every tool's name, following the cursors (request ids from `first_id`).
+async fn all_tool_names(p: &mut Peer, first_id: i64) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut params = json!({});
+    for id in first_id.. {
+        let page = p.request(json!(id), "tools/list", params).await;
+        for t in page["result"]["tools"].as_array().expect("tools") {
+            names.push(t["name"].as_str().expect("name").to_owned());
+        }
+        match page["result"].get("nextCursor") {
+            Some(cursor) => params = json!({"cursor": cursor}),
+            None => break,
+        }
+    }
+    names
 }
 
 #[test]
