@@ -1,72 +1,25 @@
 //! The in-process message path — decode → route → handle → shape → encode — for a realistic
-//! mix of messages in every revision, next to the practical ceiling measured in the same
-//! run: `serde_json` parsing the same bytes into a `Value` and writing them back.
+//! mix of messages in every revision, next to two baselines measured in the same run:
+//! - `serde_json_value`: `serde_json` parsing the request's bytes *and the answer's bytes*
+//!   into `Value`s and writing them back (the practical ceiling for a server that must
+//!   read the one and write the other);
+//! - `rmcp`: rmcp 3.9 (the official Rust SDK) answering the same request bytes with the
+//!   same content through its own `ServerHandler` and service loop, over an in-memory
+//!   transport that decodes and encodes exactly as its stdio transport does (no I/O).
 //!
 //! `cargo bench -p mcp-runtime --bench message_path` (figures in BENCHMARKS.md).
+
+#[path = "support/servers.rs"]
+mod servers;
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use mcp_runtime::jsonrpc::Outgoing;
-use mcp_runtime::model::{Content, Implementation, Resource, ResourceContents, Tool, ToolResult};
 use mcp_runtime::session::Connection;
 use mcp_runtime::Server;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-
-fn server() -> Server {
-    let mut builder = Server::builder(Implementation::new("bench", "1.0.0"));
-    for i in 0..50 {
-        let tool = Tool {
-            name: format!("tool_{i}"),
-            title: Some(format!("Tool {i}")),
-            description: Some("A tool with a small object schema".into()),
-            input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}),
-            output_schema: None,
-            annotations: None,
-            icons: vec![],
-        };
-        builder = builder.tool(tool, |_, _| async {
-            Ok(ToolResult::text("It will be sunny."))
-        });
-    }
-    let structured = Tool {
-        name: "structured".into(),
-        title: None,
-        description: Some("Structured output".into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: Some(
-            json!({"type": "object", "properties": {"temperature": {"type": "number"}}}),
-        ),
-        annotations: None,
-        icons: vec![],
-    };
-    let text = "x".repeat(64 * 1024);
-    let resource = Resource {
-        uri: "mem://big".into(),
-        name: "big".into(),
-        title: None,
-        description: None,
-        mime_type: Some("text/plain".into()),
-        size: None,
-        annotations: None,
-        icons: vec![],
-    };
-    builder
-        .tool(structured, |_, _| async {
-            let data = json!({"temperature": 22.5});
-            Ok(ToolResult {
-                content: vec![Content::text(data.to_string())],
-                structured: Some(data),
-                is_error: false,
-            })
-        })
-        .resource(resource, move |uri, _| {
-            let text = text.clone();
-            async move { Ok(vec![ResourceContents::text(uri, "text/plain", text)]) }
-        })
-        .build()
-}
 
 fn meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
@@ -101,10 +54,16 @@ fn mix(version: &str) -> Vec<(&'static str, Vec<u8>, bool)> {
         ("tools_list_50", req("tools/list", json!({})), true),
         ("tools_call_text", req("tools/call", json!({"name": "tool_3", "arguments": {"city": "Oslo"}})), true),
         ("tools_call_structured", req("tools/call", json!({"name": "structured", "arguments": {}})), true),
-        ("resources_read_64k", req("resources/read", json!({"uri": "mem://big"})), true),
+        ("resources_read_64k", req("resources/read", json!({"uri": servers::BIG_URI})), true),
         ("notification", serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}})).unwrap_or_default(), false),
     ]
 }
+
+fn initialize_request(version: &str) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}}).to_string().into_bytes()
+}
+
+const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// A connection ready to serve `version` (a legacy session is initialized first).
 async fn connection(
@@ -115,16 +74,95 @@ async fn connection(
 ) -> std::sync::Arc<Connection> {
     let conn = Connection::new(server.clone(), tx.clone());
     if version != "2026-07-28" {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}});
-        conn.handle_frame(init.to_string().as_bytes(), tx).await;
+        conn.handle_frame(&initialize_request(version), tx).await;
         let _ = rx.recv().await;
-        conn.handle_frame(
-            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            tx,
-        )
-        .await;
+        conn.handle_frame(INITIALIZED, tx).await;
     }
     conn
+}
+
+/// rmcp over an in-memory transport: request bytes in, answer bytes out, decoded and
+/// encoded with serde_json as rmcp's own stdio codec does.
+mod rmcp_in_memory {
+    use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+    use tokio::sync::mpsc;
+
+    pub(crate) struct BytesTransport {
+        pub(crate) input: mpsc::Receiver<Vec<u8>>,
+        pub(crate) output: mpsc::Sender<Vec<u8>>,
+    }
+
+    impl rmcp::transport::Transport<RoleServer> for BytesTransport {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            item: TxJsonRpcMessage<RoleServer>,
+        ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+            let output = self.output.clone();
+            let bytes = serde_json::to_vec(&item);
+            async move {
+                output
+                    .send(bytes.map_err(std::io::Error::other)?)
+                    .await
+                    .map_err(std::io::Error::other)
+            }
+        }
+
+        fn receive(
+            &mut self,
+        ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send
+        {
+            async move {
+                loop {
+                    let bytes = self.input.recv().await?;
+                    if let Ok(message) = serde_json::from_slice(&bytes) {
+                        return Some(message);
+                    }
+                }
+            }
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+}
+
+/// An rmcp server on `rt` ready to serve `version`: the sender of request bytes and the
+/// receiver of answer bytes.
+fn rmcp_server(
+    rt: &tokio::runtime::Runtime,
+    version: &str,
+) -> (mpsc::Sender<Vec<u8>>, mpsc::Receiver<Vec<u8>>) {
+    use rmcp::ServiceExt;
+    let (req_tx, req_rx) = mpsc::channel(16);
+    let (ans_tx, mut ans_rx) = mpsc::channel(16);
+    let transport = rmcp_in_memory::BytesTransport {
+        input: req_rx,
+        output: ans_tx,
+    };
+    let legacy = version != "2026-07-28";
+    let init = initialize_request(version);
+    rt.block_on(async {
+        let serving = tokio::spawn(servers::RmcpBench::new(50).serve(transport));
+        if legacy {
+            let _ = req_tx.send(init).await;
+            let _ = ans_rx.recv().await;
+            let _ = req_tx.send(INITIALIZED.to_vec()).await;
+        }
+        tokio::spawn(async move {
+            if let Ok(Ok(running)) = serving.await {
+                let _ = running.waiting().await;
+            }
+        });
+    });
+    (req_tx, ans_rx)
+}
+
+fn value_round_trip(bytes: &[u8]) -> Vec<u8> {
+    let v: Value = serde_json::from_slice(bytes).unwrap_or_default();
+    serde_json::to_vec(&v).unwrap_or_default()
 }
 
 fn bench(c: &mut Criterion) {
@@ -132,7 +170,7 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let server = server();
+    let server = servers::ours(50);
     for version in [
         "2024-11-05",
         "2025-03-26",
@@ -146,9 +184,28 @@ fn bench(c: &mut Criterion) {
             .warm_up_time(Duration::from_millis(500))
             .sample_size(20);
         for (name, bytes, answered) in mix(version) {
-            if name == "initialize_or_discover" && version != "2026-07-28" {
+            group.throughput(Throughput::Elements(1));
+            let fresh_connection = name == "initialize_or_discover" && version != "2026-07-28";
+            // The answer's bytes, for the ceiling.
+            let answer = rt.block_on(async {
+                let (tx, mut rx) = mpsc::channel(16);
+                let conn = if fresh_connection {
+                    Connection::new(server.clone(), tx.clone())
+                } else {
+                    connection(&server, version, &tx, &mut rx).await
+                };
+                conn.handle_frame(&bytes, &tx).await;
+                if answered {
+                    rx.recv()
+                        .await
+                        .map(|a| a.json().as_bytes().to_vec())
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                }
+            });
+            if fresh_connection {
                 // initialize is answered once per session: measured on a fresh connection.
-                group.throughput(Throughput::Bytes(bytes.len() as u64));
                 group.bench_function(BenchmarkId::new("runtime", name), |b| {
                     b.to_async(&rt).iter(|| async {
                         let (tx, mut rx) = mpsc::channel(16);
@@ -163,7 +220,6 @@ fn bench(c: &mut Criterion) {
             } else {
                 let (tx, mut rx) = mpsc::channel(16);
                 let conn = rt.block_on(connection(&server, version, &tx, &mut rx));
-                group.throughput(Throughput::Bytes(bytes.len() as u64));
                 group.bench_function(BenchmarkId::new("runtime", name), |b| {
                     b.iter(|| {
                         rt.block_on(async {
@@ -181,11 +237,53 @@ fn bench(c: &mut Criterion) {
                 });
             }
             group.bench_function(BenchmarkId::new("serde_json_value", name), |b| {
-                b.iter(|| {
-                    let v: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-                    serde_json::to_vec(&v).unwrap_or_default()
-                })
+                b.iter(|| (value_round_trip(&bytes), value_round_trip(&answer)))
             });
+            if fresh_connection {
+                // rmcp: a new service per initialize, as for the runtime.
+                group.bench_function(BenchmarkId::new("rmcp", name), |b| {
+                    b.iter(|| {
+                        let (tx, mut rx) = rmcp_server(&rt, "2026-07-28");
+                        rt.block_on(async {
+                            let _ = tx.send(bytes.clone()).await;
+                            rx.recv().await.unwrap_or_default()
+                        })
+                    })
+                });
+            } else {
+                let (tx, mut rx) = rmcp_server(&rt, version);
+                if answered {
+                    // Both answer with a result, not an error: the comparison is fair.
+                    let first = rt.block_on(async {
+                        let _ = tx.send(bytes.clone()).await;
+                        rx.recv().await.unwrap_or_default()
+                    });
+                    let first: Value = serde_json::from_slice(&first).unwrap_or_default();
+                    let ours: Value = serde_json::from_slice(&answer).unwrap_or_default();
+                    assert!(
+                        first.get("result").is_some(),
+                        "rmcp {version} {name}: {first}"
+                    );
+                    assert!(
+                        ours.get("result").is_some(),
+                        "runtime {version} {name}: {ours}"
+                    );
+                }
+                group.bench_function(BenchmarkId::new("rmcp", name), |b| {
+                    b.iter(|| {
+                        rt.block_on(async {
+                            let _ = tx.send(bytes.clone()).await;
+                            if answered {
+                                rx.recv().await.unwrap_or_default()
+                            } else {
+                                // rmcp handles notifications in its loop; let it run.
+                                tokio::task::yield_now().await;
+                                Vec::new()
+                            }
+                        })
+                    })
+                });
+            }
         }
         group.finish();
     }

@@ -289,8 +289,8 @@ pub struct Encoded(Bytes);
 
 impl Encoded {
     /// Encodes `value`.
-    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Encoded, serde_json::Error> {
-        serde_json::to_vec(value).map(|v| Encoded(Bytes::from(v)))
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Encoded, crate::encode::EncodeError> {
+        crate::encode::to_vec(value).map(|v| Encoded(Bytes::from(v)))
     }
 
     /// `{}`.

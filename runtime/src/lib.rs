@@ -21,6 +21,7 @@
 
 pub mod asks;
 pub mod context;
+pub mod encode;
 pub mod jsonrpc;
 pub mod model;
 pub mod server;

@@ -84,7 +84,7 @@ pub fn project_open<T: DeserializeOwned + Serialize + KeepsUnknownKeys>(
     Encoded::of(&typed).map_err(|e| shaping_error(what, &e))
 }
 
-fn shaping_error(what: &str, e: &serde_json::Error) -> RpcError {
+fn shaping_error(what: &str, e: &dyn std::fmt::Display) -> RpcError {
     RpcError::internal(format!(
         "cannot express {what} in this protocol revision: {e}"
     ))
