@@ -60,6 +60,11 @@ pub struct Report {
     pub elapsed: Duration,
     /// Peak resident memory of this process (server and clients), KiB, if known.
     pub peak_rss_kib: Option<u64>,
+    /// Most file descriptors open at once in this process (sampled every 50 ms).
+    pub peak_fds: u64,
+    /// File descriptors open before the run and once the clients closed their
+    /// connections (the server must have closed its ends too).
+    pub fds_after: Option<(u64, u64)>,
     /// The first problem seen, for the record.
     pub first_problem: Option<String>,
 }
@@ -104,6 +109,12 @@ impl std::fmt::Display for Report {
         if let Some(kib) = self.peak_rss_kib {
             write!(f, "\npeak RSS (server and clients): {} MiB", kib / 1024)?;
         }
+        if self.peak_fds > 0 {
+            write!(f, ", peak open files: {}", self.peak_fds)?;
+        }
+        if let Some((before, after)) = self.fds_after {
+            write!(f, " ({before} before the run, {after} after it)")?;
+        }
         if let Some(p) = &self.first_problem {
             write!(f, "\nfirst problem: {p}")?;
         }
@@ -124,6 +135,7 @@ struct Tally {
     notifications_expected: AtomicU64,
     notifications: AtomicU64,
     foreign: AtomicU64,
+    peak_fds: AtomicU64,
     first_problem: Mutex<Option<String>>,
 }
 
@@ -156,6 +168,8 @@ impl Tally {
             notifications_expected: get(&self.notifications_expected),
             notifications: get(&self.notifications),
             foreign: get(&self.foreign),
+            peak_fds: get(&self.peak_fds),
+            fds_after: None,
             elapsed,
             peak_rss_kib: peak_rss_kib(),
             first_problem: self
@@ -165,6 +179,21 @@ impl Tally {
                 .clone(),
         }
     }
+}
+
+/// Samples this process's open file descriptors into `tally.peak_fds` until dropped.
+fn watch_fds(tally: &Arc<Tally>) -> tokio::task::JoinHandle<()> {
+    let tally = Arc::clone(tally);
+    tokio::spawn(async move {
+        loop {
+            tally.peak_fds.fetch_max(open_fds(), Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+}
+
+fn open_fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64)
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -878,6 +907,8 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         .build()
         .unwrap_or_default();
     let tally = Arc::new(Tally::default());
+    let fds_before = open_fds();
+    let fds = watch_fds(&tally);
     let start = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|n| {
@@ -904,8 +935,21 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         }
     }
     let elapsed = start.elapsed();
+    fds.abort();
+    // The clients close their pooled connections; the server must close its ends.
+    drop((http, streams));
+    let mut fds_after = open_fds();
+    for _ in 0..50 {
+        if fds_after <= fds_before + 8 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        fds_after = open_fds();
+    }
     server.abort();
-    tally.report("http", clients, elapsed)
+    let mut report = tally.report("http", clients, elapsed);
+    report.fds_after = Some((fds_before, fds_after));
+    report
 }
 
 // ───────────────────────────── stdio ─────────────────────────────
@@ -1103,7 +1147,7 @@ fn main() {
             let clients = num(1, 1000) as usize;
             let calls = num(2, 100) as usize;
             // Each client holds a connection or two, and the server the other ends.
-            let needed = clients as u64 * 3 + 64;
+            let needed = clients as u64 * 5 + 64;
             if let Some(limit) = open_files_limit().filter(|l| *l < needed) {
                 eprintln!(
                     "open-files limit {limit} < {needed}: raise it first (ulimit -n {needed})"

@@ -764,12 +764,12 @@ async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
     assert_eq!(send(rpc(0, "initialize", json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))).await, StatusCode::ACCEPTED);
     assert_eq!(events.next().await.expect("answer").2["id"], 0);
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    // 20 MB of log messages while the client stops reading.
+    // 40 MB of log messages while the client stops reading.
     assert_eq!(
         send(rpc(
             1,
             "tools/call",
-            json!({"name": "flood", "arguments": {"count": TOTAL, "size": 1000}})
+            json!({"name": "flood", "arguments": {"count": TOTAL, "size": 2000}})
         ))
         .await,
         StatusCode::ACCEPTED
@@ -784,6 +784,7 @@ async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
         }
         sent = now;
     }
+    println!("stalled HTTP+SSE stream: the handler sent {sent} of {TOTAL} messages, then waited");
     assert!(
         !probe.flood_done.load(Ordering::SeqCst),
         "the handler waits for the reader"
@@ -865,6 +866,7 @@ async fn a_stdio_client_that_does_not_read_is_not_read_either() {
     }
     // Both pipes hold 16 KiB (some 700 lines), the server's reader 8 KiB, the queue 16
     // answers: the server took a few thousand requests, not all of them.
+    println!("stdio client that does not read: the server took {last} of {TOTAL} requests, then stopped reading");
     assert!(
         last < 5_000,
         "the server kept reading: {last} requests taken"

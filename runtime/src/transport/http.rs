@@ -4,8 +4,8 @@
 //! and a session cap are on by default.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
