@@ -1464,9 +1464,6 @@ async fn forged_and_random_session_ids_are_404() {
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "POST {id:.40}");
         let body: Value = serde_json::from_str(&r.text().await.expect("body")).expect("JSON");
         assert_eq!(body["error"]["code"], -32001);
-        if id == sse_id {
-            continue; // GET/DELETE: an HTTP+SSE id is its own session
-        }
         let r = reqwest::Client::new()
             .get(format!("{base}/mcp"))
             .header("mcp-session-id", id)
@@ -1498,6 +1495,14 @@ async fn forged_and_random_session_ids_are_404() {
     // The real ones still work.
     let (status, _) = post(&base, &[("mcp-session-id", &real)], ping.clone()).await;
     assert_eq!(status, StatusCode::OK);
+    let r = reqwest::Client::new()
+        .post(format!("{base}/messages?sessionId={sse_id}"))
+        .body(ping.clone())
+        .send()
+        .await
+        .expect("POST /messages");
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert_eq!(sse.next().await.expect("answer").2["id"], 1);
 }
 
 /// Session ids: 128 bits from the OS CSPRNG (http.rs `new_session_id`: `getrandom`), as

@@ -849,7 +849,15 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     let Some(session_id) = header_str(&headers, "mcp-session-id") else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    match lock(&state.sessions).remove(session_id) {
+    let removed = {
+        let mut sessions = lock(&state.sessions);
+        // An HTTP+SSE session (2024-11-05) ends with its stream, not here.
+        match sessions.get(session_id) {
+            Some(s) if s.streams.is_some() => sessions.remove(session_id),
+            _ => None,
+        }
+    };
+    match removed {
         Some(session) => {
             session.conn.close();
             StatusCode::OK.into_response()
