@@ -244,20 +244,46 @@ pub struct Round {
     /// What the handler asked and has no answer for.
     needed: Mutex<BTreeMap<String, Value>>,
     counter: AtomicUsize,
-    binding: String,
+    /// What the signed state is bound to: computed only when a state is verified or
+    /// signed — most calls never ask, and hashing their arguments would be wasted.
+    binding: Binding,
+}
+
+/// The request a round belongs to: its method, and the digest of method, target and
+/// arguments once needed (from the request's params, which outlive the round's handler).
+#[derive(Debug)]
+struct Binding {
+    method: String,
+    digest: std::sync::OnceLock<String>,
+}
+
+impl Binding {
+    fn digest(&self, params: Option<&Value>) -> &str {
+        self.digest.get_or_init(|| {
+            let field = |key: &str| params.and_then(|p| p.get(key));
+            let target = field("name")
+                .or_else(|| field("uri"))
+                .unwrap_or(&Value::Null);
+            let arguments = field("arguments").unwrap_or(&Value::Null);
+            binding(&self.method, target, arguments)
+        })
+    }
 }
 
 impl Round {
     /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
     /// or that belongs to another request, is `-32602`.
     pub fn from_params(method: &str, params: Option<&Value>) -> Result<Round, RpcError> {
-        let binding = binding(method, params);
+        let binding = Binding {
+            method: method.to_owned(),
+            digest: std::sync::OnceLock::new(),
+        };
         let mut answers = BTreeMap::new();
         if let Some(state) = params.and_then(|p| p.get("requestState")) {
             let state = state
                 .as_str()
                 .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
-            answers = verify_state(state, &binding)?;
+            answers = verify_state(state, binding.digest(params))?;
         }
         if let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses")) {
             for (k, v) in responses {
@@ -303,14 +329,17 @@ impl Round {
     }
 
     /// If the handler asked for something unanswered: the `inputRequests` and the signed
-    /// state to send back.
-    pub fn input_required(&self) -> Option<(Value, String)> {
+    /// state to send back. `params` are the request's own (the state is bound to them).
+    pub fn input_required(&self, params: Option<&Value>) -> Option<(Value, String)> {
         let needed = lock(&self.needed);
         if needed.is_empty() {
             return None;
         }
         let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-        Some((requests, sign_state(&self.binding, &lock(&self.used))))
+        Some((
+            requests,
+            sign_state(self.binding.digest(params), &lock(&self.used)),
+        ))
     }
 }
 
@@ -490,22 +519,14 @@ fn secret() -> &'static [u8; 32] {
 }
 
 /// What a state is bound to: the method, the tool/prompt/resource and its arguments.
-fn binding(method: &str, params: Option<&Value>) -> String {
-    let target = params
-        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let arguments = params
-        .and_then(|p| p.get("arguments"))
-        .cloned()
-        .unwrap_or(Value::Null);
+fn binding(method: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
     // order is still the same request.
     let digest = Sha256::digest(
         format!(
             "{method}\u{0}{}\u{0}{}",
-            canonical(&target),
-            canonical(&arguments)
+            canonical(target),
+            canonical(arguments)
         )
         .as_bytes(),
     );
@@ -539,7 +560,16 @@ fn canonical(value: &Value) -> String {
 }
 
 fn hex_lower(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 0xf] {
+            out.push(char::from(
+                HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+            ));
+        }
+    }
+    out
 }
 
 fn mac() -> Hmac<Sha256> {

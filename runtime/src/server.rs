@@ -605,7 +605,7 @@ impl Server {
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                 let round = ctx.asker().clone();
                 let result = handler(object_arg(params, "arguments"), ctx).await;
-                if let Some(answer) = input_required(v, info, &round)? {
+                if let Some(answer) = input_required(v, info, &round, params)? {
                     return Ok(answer);
                 }
                 shape::tool_result(v, info, &result?)
@@ -653,7 +653,7 @@ impl Server {
                 };
                 let round = ctx.asker().clone();
                 let contents = handler(uri.clone(), vars, ctx).await;
-                if let Some(answer) = input_required(v, info, &round)? {
+                if let Some(answer) = input_required(v, info, &round, params)? {
                     return Ok(answer);
                 }
                 let contents = contents?;
@@ -693,7 +693,7 @@ impl Server {
                 }
                 let round = ctx.asker().clone();
                 let result = handler(args, ctx).await;
-                if let Some(answer) = input_required(v, info, &round)? {
+                if let Some(answer) = input_required(v, info, &round, params)? {
                     return Ok(answer);
                 }
                 shape::get_prompt(v, info, &result?)
@@ -876,9 +876,10 @@ fn input_required(
     v: ProtocolVersion,
     info: &Implementation,
     asker: &crate::asks::Asker,
+    params: Option<&Value>,
 ) -> Result<Option<Encoded>, RpcError> {
     match asker {
-        crate::asks::Asker::Modern(round) => match round.input_required() {
+        crate::asks::Asker::Modern(round) => match round.input_required(params) {
             Some((requests, state)) => shape::input_required(v, info, requests, state).map(Some),
             None => Ok(None),
         },
