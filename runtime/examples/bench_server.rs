@@ -1,7 +1,8 @@
-//! The stdio server the end-to-end benchmark drives, built the same way for this runtime
-//! and for rmcp (the official Rust SDK): `bench_server [ours|rmcp-pipes|rmcp-stdio]
+//! The server the end-to-end benchmarks drive, built the same way for this runtime and for
+//! rmcp (the official Rust SDK): `bench_server [ours|rmcp-pipes|rmcp-stdio|ours-http]
 //! [--tools N]`. `rmcp-stdio` is rmcp's default `transport::stdio()`, `rmcp-pipes` its
-//! `transport::stdio_pipes()` (recommended for pipes); `ours` is `serve_stdio`.
+//! `transport::stdio_pipes()` (recommended for pipes); `ours` is `serve_stdio`;
+//! `ours-http` serves Streamable HTTP on a free loopback port and prints its URL.
 
 #[path = "../benches/support/servers.rs"]
 mod servers;
@@ -18,6 +19,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(5);
     match which {
         "ours" => mcp_runtime::transport::stdio::serve_stdio(servers::ours(tools)).await?,
+        "ours-http" => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            println!("http://{}/mcp", listener.local_addr()?);
+            let mut config = mcp_runtime::transport::http::HttpConfig::default();
+            config.max_sessions = 100_000;
+            mcp_runtime::transport::http::serve_listener(servers::ours(tools), listener, config)
+                .await?;
+        }
         "rmcp-pipes" | "rmcp-stdio" => {
             use rmcp::ServiceExt;
             let handler = servers::RmcpBench::new(tools);

@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
+#[cfg(feature = "typed-tools")]
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
@@ -345,6 +346,7 @@ impl ServerBuilder {
 
     /// A tool whose arguments decode into `A`; its input schema is derived from `A`
     /// with schemars. Arguments that do not decode are a `-32602` error.
+    #[cfg(feature = "typed-tools")]
     pub fn typed_tool<A, F, Fut>(self, mut tool: Tool, handler: F) -> Self
     where
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
@@ -850,6 +852,7 @@ impl Server {
     }
 
     /// A tool's input schema, by name.
+    #[cfg(feature = "http")]
     pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Value> {
         read_lock(&self.inner.tools)
             .iter()

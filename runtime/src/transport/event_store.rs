@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 
