@@ -115,7 +115,8 @@ impl RequestId {
         }
     }
 
-    fn from_value(v: &Value) -> Option<RequestId> {
+    /// The id in `v`, if it is a string or a number.
+    pub fn from_value(v: &Value) -> Option<RequestId> {
         match v {
             Value::Number(n) => Some(RequestId::Number(n.clone())),
             Value::String(s) => Some(RequestId::String(s.clone())),

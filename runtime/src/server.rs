@@ -144,6 +144,10 @@ pub(crate) struct Inner {
     declare_resources: bool,
     declare_prompts: bool,
     pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// The `initialize` / `server/discover` result per revision: it depends only on what
+    /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
+    /// once.
+    handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
@@ -218,6 +222,27 @@ impl Server {
 
     fn page_size(&self) -> usize {
         self.inner.limits.page_size
+    }
+
+    /// The handshake result of revision `v` (`initialize` or `server/discover`), shaped by
+    /// `shape` the first time.
+    pub(crate) fn handshake(
+        &self,
+        v: ProtocolVersion,
+        shape: impl FnOnce() -> Result<Encoded, RpcError>,
+    ) -> Result<Encoded, RpcError> {
+        let cache = || {
+            self.inner
+                .handshakes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(hit) = cache().get(&v) {
+            return Ok(hit.clone());
+        }
+        let encoded = shape()?;
+        cache().insert(v, encoded.clone());
+        Ok(encoded)
     }
 
     /// Subscribes to the server's change announcements.
@@ -442,6 +467,7 @@ impl ServerBuilder {
                 prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
                 events,
+                handshakes: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -731,7 +757,7 @@ impl Server {
                 let completion = handler(request, ctx).await?;
                 shape::complete(v, info, &completion)
             }
-            "server/discover" => {
+            "server/discover" => self.handshake(v, || {
                 let versions: Vec<&str> = self
                     .inner
                     .versions
@@ -745,7 +771,7 @@ impl Server {
                     &versions,
                     self.inner.instructions.as_deref(),
                 )
-            }
+            }),
             "subscriptions/listen" => self.listen(v, params, ctx).await,
             // Tasks (2025-11-25, experimental): not offered; the capability is never
             // declared, so a conforming client does not call these.

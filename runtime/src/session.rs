@@ -307,10 +307,10 @@ impl Connection {
                 }
             }
             "notifications/cancelled" => {
-                let id = params.and_then(|p| p.get("requestId")).and_then(|id| {
-                    jsonrpc::parse_message(json!({"jsonrpc": "2.0", "id": id, "result": {}})).ok()
-                });
-                if let Some(Message::Response { id, .. }) = id {
+                let id = params
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_value);
+                if let Some(id) = id {
                     if let Some(token) = lock(&self.in_flight).get(&id) {
                         token.cancel();
                     }
@@ -462,12 +462,14 @@ impl Connection {
     fn initialize(&self, params: Option<&Value>) -> Result<Encoded, RpcError> {
         let server = &self.server;
         let v = version::negotiate_initialize(params, server.versions())?;
-        let result = shape::initialize(
-            v,
-            server.info(),
-            &server.neutral_capabilities(),
-            server.inner.instructions.as_deref(),
-        )?;
+        let result = server.handshake(v, || {
+            shape::initialize(
+                v,
+                server.info(),
+                &server.neutral_capabilities(),
+                server.inner.instructions.as_deref(),
+            )
+        })?;
         let mut state = lock(&self.state);
         state.client_capabilities = params
             .and_then(|p| p.get("capabilities"))
