@@ -239,7 +239,7 @@ async fn run(
 fn main() -> Result<(), Error> {
     let quick = std::env::args().any(|a| a == "--quick" || a == "--test");
     let duration = Duration::from_secs(if quick { 1 } else { 5 });
-    let (mut child, url) = build_and_start()?;
+    let (mut child, url) = build_and_start(quick)?;
     let pid = child.id();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -212,9 +212,7 @@ fn bench(c: &mut Criterion) {
                         let conn = Connection::new(server.clone(), tx.clone());
                         conn.handle_frame(&bytes, &tx).await;
                         let answer = rx.recv().await;
-                        answer
-                            .map(|a| a.json().as_bytes().to_vec())
-                            .unwrap_or_default()
+                        answer.map(|a| a.json().bytes()).unwrap_or_default()
                     })
                 });
             } else {
@@ -225,12 +223,12 @@ fn bench(c: &mut Criterion) {
                         rt.block_on(async {
                             conn.handle_frame(&bytes, &tx).await;
                             if answered {
+                                // The encoded answer, as rmcp's transport hands over
+                                // its encoded Vec: neither is copied again here.
                                 let answer = rx.recv().await;
-                                answer
-                                    .map(|a| a.json().as_bytes().to_vec())
-                                    .unwrap_or_default()
+                                answer.map(|a| a.json().bytes()).unwrap_or_default()
                             } else {
-                                Vec::new()
+                                bytes::Bytes::new()
                             }
                         })
                     })

@@ -256,7 +256,7 @@ fn main() -> Result<(), Error> {
     let impls: Vec<String> = value("--servers")
         .map(|s| s.split(',').map(str::to_owned).collect())
         .unwrap_or_else(|| vec!["ours".into(), "rmcp-pipes".into(), "rmcp-stdio".into()]);
-    let exe = build_server()?;
+    let exe = build_server(quick)?;
     println!(
         "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes |"
     );

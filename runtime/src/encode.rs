@@ -58,6 +58,33 @@ fn needs_escape(word: u64) -> bool {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// How many bytes at the start of `bytes` need no escape, found 32 bytes at a time (then
+/// 8), so long runs of plain text cost a few operations per word.
+fn clean_prefix(bytes: &[u8]) -> usize {
+    let word = |chunk: &[u8]| u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
+    let mut clean = 0;
+    for block in bytes.chunks_exact(32) {
+        let (a, rest) = block.split_at(8);
+        let (b, rest) = rest.split_at(8);
+        let (c, d) = rest.split_at(8);
+        if needs_escape(word(a))
+            || needs_escape(word(b))
+            || needs_escape(word(c))
+            || needs_escape(word(d))
+        {
+            break;
+        }
+        clean += 32;
+    }
+    for chunk in bytes.get(clean..).unwrap_or_default().chunks_exact(8) {
+        if needs_escape(word(chunk)) {
+            break;
+        }
+        clean += 8;
+    }
+    clean
+}
+
 /// Writes `s` as a JSON string, escaping as serde_json does: `\"`, `\\`, the short
 /// escapes `\b \f \n \r \t`, and `\u00xx` (lowercase) for other control characters.
 fn write_str(out: &mut Vec<u8>, s: &str) {
@@ -67,40 +94,38 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
-            if !needs_escape(word) {
-                i += 8;
-                continue;
+        i += clean_prefix(bytes.get(i..).unwrap_or_default());
+        // At most one word, byte by byte: it holds an escape (or is the tail).
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let byte = bytes.get(i).copied().unwrap_or(b' ');
+            let short: Option<&[u8]> = match byte {
+                b'"' => Some(b"\\\""),
+                b'\\' => Some(b"\\\\"),
+                b'\n' => Some(b"\\n"),
+                b'\r' => Some(b"\\r"),
+                b'\t' => Some(b"\\t"),
+                0x08 => Some(b"\\b"),
+                0x0c => Some(b"\\f"),
+                0x00..=0x1f => None,
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+            match short {
+                Some(escape) => out.extend_from_slice(escape),
+                None => {
+                    let hex = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
+                    out.extend_from_slice(b"\\u00");
+                    out.push(hex(byte >> 4));
+                    out.push(hex(byte & 0xf));
+                }
             }
+            i += 1;
+            start = i;
         }
-        let byte = bytes.get(i).copied().unwrap_or(b' ');
-        let short: Option<&[u8]> = match byte {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            0x00..=0x1f => None,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
-        match short {
-            Some(escape) => out.extend_from_slice(escape),
-            None => {
-                let hex = |n: u8| HEX.get(usize::from(n)).copied().unwrap_or(b'0');
-                out.extend_from_slice(b"\\u00");
-                out.push(hex(byte >> 4));
-                out.push(hex(byte & 0xf));
-            }
-        }
-        i += 1;
-        start = i;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');

@@ -8,7 +8,6 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
-#[cfg(feature = "typed-tools")]
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
@@ -584,6 +583,18 @@ fn check_params<M: mcp_generated::Method>(params: Option<&Value>) -> Result<(), 
     }
 }
 
+/// Decodes `params` into the revision's generated params type of method `M` (required
+/// params absent, or params that do not decode, are `-32602`).
+fn decode_params<M: mcp_generated::Method>(params: Option<&Value>) -> Result<M::Params, RpcError>
+where
+    M::Params: DeserializeOwned,
+{
+    let p = params
+        .ok_or_else(|| RpcError::invalid_params(format!("{}: params are required", M::METHOD)))?;
+    <M::Params as serde::Deserialize>::deserialize(p)
+        .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))
+}
+
 fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
     params
         .and_then(|p| p.get(key))
@@ -624,15 +635,19 @@ impl Server {
             }
             "tools/call" => {
                 self.require("tools", method)?;
-                by_revision!(v, |m| check_params::<m::methods::CallTool>(params))?;
-                let name = string_arg(params, "name")?;
+                // Decoded once into the revision's params type; name and arguments are
+                // moved out of it rather than copied again from the JSON.
+                let (name, arguments) = by_revision!(v, |m| {
+                    let p = decode_params::<m::methods::CallTool>(params)?;
+                    (p.name, p.arguments.unwrap_or_default())
+                });
                 let handler = read_lock(&self.inner.tools)
                     .iter()
                     .find(|t| t.tool.name == name)
                     .map(|t| Arc::clone(&t.handler))
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                 let round = ctx.asker().clone();
-                let result = handler(object_arg(params, "arguments"), ctx).await;
+                let result = handler(arguments, ctx).await;
                 if let Some(answer) = input_required(v, info, &round, params)? {
                     return Ok(answer);
                 }
@@ -688,7 +703,7 @@ impl Server {
                 if contents.is_empty() {
                     return Err(resource_not_found(v, &uri));
                 }
-                shape::read_resource(v, info, &contents)
+                shape::read_resource(v, info, contents)
             }
             "prompts/list" => {
                 self.require("prompts", method)?;

@@ -292,14 +292,39 @@ pub fn list_resource_templates(
 pub fn read_resource(
     v: ProtocolVersion,
     server: &Implementation,
-    contents: &[ResourceContents],
+    contents: Vec<ResourceContents>,
 ) -> Result<Encoded, RpcError> {
-    let mut result = object(json!({"contents": contents.iter().map(neutral).collect::<Vec<_>>()}));
+    let mut result =
+        object(json!({"contents": contents.into_iter().map(contents_value).collect::<Vec<_>>()}));
     stamp(v, &mut result, server, Some(CacheHint::READ));
     by_revision!(v, |m| project_open::<m::ReadResourceResult>(
         "the resource contents",
         Value::Object(result)
     ))
+}
+
+/// Contents as neutral JSON, moving the text rather than copying it (contents can be
+/// large: this is the one copy of a big resource the shaping would otherwise add).
+fn contents_value(contents: ResourceContents) -> Value {
+    let (uri, mime_type, key, body) = match contents {
+        ResourceContents::Text {
+            uri,
+            mime_type,
+            text,
+        } => (uri, mime_type, "text", text),
+        ResourceContents::Blob {
+            uri,
+            mime_type,
+            blob,
+        } => (uri, mime_type, "blob", blob),
+    };
+    let mut map = Map::new();
+    map.insert("uri".into(), Value::String(uri));
+    if let Some(m) = mime_type {
+        map.insert("mimeType".into(), Value::String(m));
+    }
+    map.insert(key.into(), Value::String(body));
+    Value::Object(map)
 }
 
 /// The result of `prompts/list`.

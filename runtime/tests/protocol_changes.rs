@@ -975,7 +975,7 @@ fn results_are_stamped_in_2026_07_28_only() {
     let read = shape::read_resource(
         v,
         &info,
-        &[ResourceContents::text("test://a", "text/plain", "a")],
+        vec![ResourceContents::text("test://a", "text/plain", "a")],
     )
     .expect("read")
     .to_value();
