@@ -23,13 +23,16 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
 
-fn build_and_start() -> Result<(std::process::Child, String), Error> {
+/// Builds the example server (in release mode, unless `quick`: the smoke run only proves
+/// the benchmark works), starts it and returns it with its URL.
+fn build_and_start(quick: bool) -> Result<(std::process::Child, String), Error> {
     use std::io::BufRead;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args([
             "build",
-            "--release",
+            "--profile",
+            if quick { "dev" } else { "release" },
             "-p",
             "mcp-runtime",
             "--example",

@@ -18,13 +18,15 @@ const MODERN: &str = "2026-07-28";
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-/// Builds the example server in release mode and returns its path.
-fn build_server() -> Result<String, Error> {
+/// Builds the example server (in release mode, unless `quick`: the smoke run only proves
+/// the benchmark works) and returns its path.
+fn build_server(quick: bool) -> Result<String, Error> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
             "build",
-            "--release",
+            "--profile",
+            if quick { "dev" } else { "release" },
             "-p",
             "mcp-runtime",
             "--example",
