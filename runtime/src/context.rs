@@ -5,9 +5,9 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
+use crate::cancel::CancellationToken;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::asks::{self, Ask, Asker};
 use crate::jsonrpc::{self, Outgoing, RequestId, RpcError};

@@ -20,6 +20,7 @@
 )]
 
 pub mod asks;
+pub mod cancel;
 pub mod context;
 pub mod encode;
 pub mod jsonrpc;

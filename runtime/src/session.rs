@@ -6,10 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::cancel::CancellationToken;
 use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::asks::{Asker, Pending, Round};
 use crate::context::{Context, LogFilter, SharedLogLevel};

@@ -1,0 +1,101 @@
+//! A cancellation flag that tasks can wait on: set once, seen by every clone. The runtime
+//! needs only this much of `tokio_util::sync::CancellationToken` (no child tokens, no drop
+//! guards); having it here keeps a stdio-only server at two crates fewer to build
+//! (tokio-util and futures-sink; see the build cost in BENCHMARKS.md).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+/// A cancellation flag shared by its clones.
+#[derive(Clone, Debug, Default)]
+pub struct CancellationToken(Arc<Inner>);
+
+#[derive(Debug, Default)]
+struct Inner {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl CancellationToken {
+    /// A token not yet cancelled.
+    pub fn new() -> CancellationToken {
+        CancellationToken::default()
+    }
+
+    /// Cancels: every waiter wakes, and every later wait returns at once.
+    pub fn cancel(&self) {
+        if !self.0.cancelled.swap(true, Ordering::SeqCst) {
+            self.0.notify.notify_waiters();
+        }
+    }
+
+    /// Whether it was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Waits until it is cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the flag is read: a cancel in between still wakes us.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits until it is cancelled (a future that owns the token).
+    pub async fn cancelled_owned(self) {
+        self.cancelled().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CancellationToken;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn wakes_every_waiter_and_later_waits_return_at_once() {
+        let token = CancellationToken::new();
+        let waiters: Vec<_> = (0..8)
+            .map(|_| {
+                let t = token.clone();
+                tokio::spawn(async move { t.cancelled().await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!token.is_cancelled());
+        token.cancel();
+        for w in waiters {
+            tokio::time::timeout(Duration::from_secs(5), w)
+                .await
+                .expect("woken")
+                .expect("joined");
+        }
+        tokio::time::timeout(Duration::from_millis(100), token.clone().cancelled_owned())
+            .await
+            .expect("already cancelled");
+        assert!(token.is_cancelled());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancel_racing_the_wait_is_never_missed() {
+        for _ in 0..2000 {
+            let token = CancellationToken::new();
+            let t = token.clone();
+            let waiter = tokio::spawn(async move { t.cancelled().await });
+            token.cancel();
+            tokio::time::timeout(Duration::from_secs(5), waiter)
+                .await
+                .expect("woken")
+                .expect("joined");
+        }
+    }
+}
