@@ -12,6 +12,9 @@
 //!
 //! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run).
 
+#[path = "support/example.rs"]
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,26 +30,7 @@ const MODERN: &str = "2026-07-28";
 /// the benchmark works), starts it and returns it with its URL.
 fn build_and_start(quick: bool) -> Result<(std::process::Child, String), Error> {
     use std::io::BufRead;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "build",
-            "--profile",
-            if quick { "dev" } else { "release" },
-            "-p",
-            "mcp-runtime",
-            "--example",
-            "bench_server",
-        ])
-        .args(["--message-format", "json-render-diagnostics"])
-        .stderr(std::process::Stdio::inherit())
-        .output()?;
-    let exe = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|m| m["target"]["name"] == "bench_server" && m["executable"].is_string())
-        .and_then(|m| m["executable"].as_str().map(str::to_owned))
-        .ok_or("cargo did not build bench_server")?;
+    let exe = support::build_bench_server(quick)?;
     let mut child = std::process::Command::new(exe)
         .arg("ours-http")
         .stdout(std::process::Stdio::piped())

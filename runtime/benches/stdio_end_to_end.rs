@@ -7,6 +7,9 @@
 //! `cargo bench -p mcp-runtime --bench stdio_end_to_end` (figures in BENCHMARKS.md);
 //! `-- --requests N`, `-- --windows 1,64`, `-- --quick` (the CI smoke run).
 
+#[path = "support/example.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,39 +20,6 @@ const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// Builds the example server (in release mode, unless `quick`: the smoke run only proves
-/// the benchmark works) and returns its path.
-fn build_server(quick: bool) -> Result<String, Error> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "build",
-            "--profile",
-            if quick { "dev" } else { "release" },
-            "-p",
-            "mcp-runtime",
-            "--example",
-            "bench_server",
-        ])
-        .args(["--message-format", "json-render-diagnostics"])
-        .stderr(Stdio::inherit())
-        .output()?;
-    if !out.status.success() {
-        return Err("building the bench_server example failed".into());
-    }
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if msg["target"]["name"] == "bench_server" {
-            if let Some(exe) = msg["executable"].as_str() {
-                return Ok(exe.to_owned());
-            }
-        }
-    }
-    Err("cargo did not name the bench_server executable".into())
-}
 
 fn meta() -> &'static str {
     r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
@@ -258,7 +228,7 @@ fn main() -> Result<(), Error> {
     let impls: Vec<String> = value("--servers")
         .map(|s| s.split(',').map(str::to_owned).collect())
         .unwrap_or_else(|| vec!["ours".into(), "rmcp-pipes".into(), "rmcp-stdio".into()]);
-    let exe = build_server(quick)?;
+    let exe = support::build_bench_server(quick)?;
     println!(
         "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes |"
     );

@@ -387,32 +387,6 @@ impl Outgoing {
     pub fn to_value(&self) -> Value {
         self.json.to_value()
     }
-
-    /// Encodes a message built as JSON, classifying it by its members.
-    pub fn from_value(message: &Value) -> Outgoing {
-        let kind = if message.is_array() {
-            OutgoingKind::Batch
-        } else if message.get("method").is_some() {
-            if message.get("id").is_some() {
-                OutgoingKind::Request
-            } else {
-                OutgoingKind::Notification
-            }
-        } else if let Some(error) = message.get("error") {
-            OutgoingKind::Error(
-                error
-                    .get("code")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(ErrorCode::INTERNAL_ERROR.0),
-            )
-        } else {
-            OutgoingKind::Result
-        };
-        Outgoing {
-            json: encode_value(message),
-            kind,
-        }
-    }
 }
 
 fn encode_value(value: &Value) -> Encoded {
