@@ -376,7 +376,8 @@ pub(crate) async fn ask_all(
         if matches!(ask, Ask::ElicitUrl { .. })
             && ctx
                 .client_capabilities()
-                .pointer("/elicitation/url")
+                .get("elicitation")
+                .and_then(|e| e.get("url"))
                 .is_none()
         {
             return Err(RpcError::new(
@@ -396,7 +397,8 @@ pub(crate) async fn ask_all(
             if offers_tools
                 && ctx
                     .client_capabilities()
-                    .pointer("/sampling/tools")
+                    .get("sampling")
+                    .and_then(|s| s.get("tools"))
                     .is_none()
             {
                 return Err(RpcError::new(

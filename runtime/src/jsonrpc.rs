@@ -183,7 +183,80 @@ pub enum Frame {
 
 /// Parses a frame. Malformed JSON is `-32700` with no id; an empty batch or a value that
 /// is not a message is `-32600`.
+///
+/// A well-formed message takes the fast path: its envelope is read in place (method and
+/// members borrowed from `bytes`, `params`/`result` parsed straight from their own text),
+/// so the envelope object itself is never built as a `Value`. Anything the fast path does
+/// not accept as-is (a wrong type, a duplicate member, a non-object) is parsed again as a
+/// `Value` by [`parse_message`], which owns every error message, so both paths give the
+/// same answer.
 pub fn parse_frame(bytes: &[u8]) -> Frame {
+    let parse_error = |e: serde_json::Error| {
+        Frame::Single(Err(Invalid {
+            id: None,
+            error: RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}")),
+        }))
+    };
+    match first_byte(bytes) {
+        Some(b'{') => match envelope::parse(bytes) {
+            Ok(Some(message)) => Frame::Single(message),
+            Ok(None) => match serde_json::from_slice::<Value>(bytes) {
+                Ok(value) => Frame::Single(parse_message(value)),
+                Err(e) => parse_error(e),
+            },
+            Err(e) => parse_error(e),
+        },
+        Some(b'[') => {
+            let items: Vec<&serde_json::value::RawValue> = match serde_json::from_slice(bytes) {
+                Ok(items) => items,
+                Err(e) if e.is_data() => return slow_frame(bytes),
+                Err(e) => return parse_error(e),
+            };
+            if items.is_empty() {
+                return Frame::Single(Err(Invalid {
+                    id: None,
+                    error: RpcError::new(
+                        ErrorCode::INVALID_REQUEST,
+                        "Invalid Request: empty batch",
+                    ),
+                }));
+            }
+            // An element deeper than the parser's nesting limit is still valid JSON to the
+            // batch parse (raw members are skipped without recursion): such a frame is
+            // malformed as a whole, as the general path says.
+            match items
+                .into_iter()
+                .map(|raw| parse_raw_message(raw.get()))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(messages) => Frame::Batch(messages),
+                None => slow_frame(bytes),
+            }
+        }
+        _ => slow_frame(bytes),
+    }
+}
+
+/// The first byte that is not JSON whitespace.
+fn first_byte(bytes: &[u8]) -> Option<u8> {
+    bytes
+        .iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// One message of a batch, from its own JSON text; `None` if that text does not parse.
+fn parse_raw_message(text: &str) -> Option<Result<Message, Invalid>> {
+    if first_byte(text.as_bytes()) == Some(b'{') {
+        if let Ok(Some(message)) = envelope::parse(text.as_bytes()) {
+            return Some(message);
+        }
+    }
+    serde_json::from_str::<Value>(text).ok().map(parse_message)
+}
+
+/// The frame parsed as one `Value` first: every frame the fast path declines.
+fn slow_frame(bytes: &[u8]) -> Frame {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
@@ -200,6 +273,99 @@ pub fn parse_frame(bytes: &[u8]) -> Frame {
         })),
         Value::Array(items) => Frame::Batch(items.into_iter().map(parse_message).collect()),
         other => Frame::Single(parse_message(other)),
+    }
+}
+
+/// The envelope read in place. Only objects reach it (a struct would also decode from a
+/// JSON array, which is not a message).
+mod envelope {
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+    use serde_json::Value;
+
+    use super::{Invalid, Message, RequestId};
+
+    /// A member as written: `Some` whenever the key is present, even with `null` (an
+    /// `Option` would read `"id": null` as an absent id, i.e. a notification). Strings are
+    /// borrowed: one with escapes does not decode as `&str` and takes the general path.
+    struct Present<T>(Option<T>);
+
+    impl<T> Default for Present<T> {
+        fn default() -> Self {
+            Present(None)
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            T::deserialize(d).map(|v| Present(Some(v)))
+        }
+    }
+
+    /// Unknown members are refused (the general path takes the message): skipping them
+    /// here would not apply the parser's nesting limit that the general path applies.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Envelope<'a> {
+        #[serde(default, borrow)]
+        jsonrpc: Present<&'a str>,
+        #[serde(default, borrow)]
+        id: Present<&'a RawValue>,
+        #[serde(default, borrow)]
+        method: Present<&'a str>,
+        #[serde(default, borrow)]
+        params: Present<&'a RawValue>,
+        #[serde(default, borrow)]
+        result: Present<&'a RawValue>,
+        #[serde(default, borrow)]
+        error: Present<&'a RawValue>,
+    }
+
+    /// `Err`: the bytes are not JSON. `Ok(None)`: JSON the fast path declines (the caller
+    /// parses it as a `Value`). `Ok(Some(..))`: the message, or why it is invalid, exactly
+    /// as [`super::parse_message`] would say.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn parse(
+        bytes: &[u8],
+    ) -> Result<Option<Result<Message, Invalid>>, serde_json::Error> {
+        let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
+            Ok(e) => e,
+            Err(e) if e.is_data() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (Some(jsonrpc), Some(method)) = (envelope.jsonrpc.0, envelope.method.0) else {
+            // Responses, and messages missing a member, keep the one general path.
+            return Ok(None);
+        };
+        if envelope.result.0.is_some() || envelope.error.0.is_some() || jsonrpc != "2.0" {
+            return Ok(None);
+        }
+        let id = match envelope.id.0 {
+            None => None,
+            Some(raw) => match serde_json::from_str::<Value>(raw.get())
+                .ok()
+                .as_ref()
+                .and_then(RequestId::from_value)
+            {
+                Some(id) => Some(id),
+                None => return Ok(None),
+            },
+        };
+        let params = match envelope.params.0 {
+            None => None,
+            Some(raw) if matches!(super::first_byte(raw.get().as_bytes()), Some(b'{' | b'[')) => {
+                match serde_json::from_str::<Value>(raw.get()) {
+                    Ok(v) => Some(v),
+                    Err(_) => return Ok(None),
+                }
+            }
+            Some(_) => return Ok(None),
+        };
+        let method = method.to_owned();
+        Ok(Some(Ok(match id {
+            Some(id) => Message::Request { id, method, params },
+            None => Message::Notification { method, params },
+        })))
     }
 }
 
@@ -476,5 +642,118 @@ pub fn batch(answers: &[Outgoing]) -> Outgoing {
     Outgoing {
         json: Encoded(Bytes::from(out)),
         kind: OutgoingKind::Batch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path must answer exactly as the general one: same messages, same error
+    /// codes, ids and (but for the wording of JSON syntax errors) messages.
+    #[allow(clippy::result_large_err)]
+    fn assert_same(bytes: &[u8]) {
+        let fast = parse_frame(bytes);
+        let slow = slow_frame(bytes);
+        let comparable = |frame: Frame| -> Frame {
+            let scrub = |item: Result<Message, Invalid>| match item {
+                Err(mut invalid) if invalid.error.code == ErrorCode::PARSE_ERROR => {
+                    invalid.error.message.clear();
+                    Err(invalid)
+                }
+                other => other,
+            };
+            match frame {
+                Frame::Single(item) => Frame::Single(scrub(item)),
+                Frame::Batch(items) => Frame::Batch(items.into_iter().map(scrub).collect()),
+            }
+        };
+        assert_eq!(
+            comparable(fast),
+            comparable(slow),
+            "{:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_parse() {
+        let cases: &[&str] = &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"  {"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"x","arguments":{"n":1.5e300}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.0000000000000002,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"pi\u006eg"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m","data":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","extra":{"deep":[[[]]]}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"},5,[],{"id":2}]"#,
+            r#"[["2.0",1,"ping"]]"#,
+            r#"[]"#,
+            r#" [ ] "#,
+            r#"5"#,
+            r#""text""#,
+            r#"null"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},"#,
+            "",
+            "   ",
+        ];
+        for case in cases {
+            assert_same(case.as_bytes());
+        }
+        assert_same(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}");
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_same(deep.as_bytes());
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_same(deep.as_bytes());
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","extra":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_same(deep.as_bytes());
+    }
+
+    /// Every input of the committed fuzz corpus of the frame decoder, through both paths.
+    #[test]
+    fn fast_path_agrees_on_the_fuzz_corpus() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/jsonrpc_frame");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if let Ok(bytes) = std::fs::read(entry.path()) {
+                assert_same(&bytes);
+                seen += 1;
+            }
+        }
+        assert!(
+            seen > 100,
+            "the corpus in {} has {seen} inputs",
+            dir.display()
+        );
     }
 }

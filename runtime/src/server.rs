@@ -764,7 +764,8 @@ impl Server {
                     argument: text(a, "name"),
                     value: text(a, "value"),
                     context: params
-                        .and_then(|p| p.pointer("/context/arguments"))
+                        .and_then(|p| p.get("context"))
+                        .and_then(|c| c.get("arguments"))
                         .and_then(Value::as_object)
                         .cloned()
                         .unwrap_or_default(),
@@ -892,13 +893,18 @@ impl Server {
         }
     }
 
-    /// A tool's input schema, by name.
+    /// Runs `f` on a tool's input schema, by name (`None`: no such tool), without copying
+    /// the schema.
     #[cfg(feature = "http")]
-    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Value> {
+    pub(crate) fn with_tool_input_schema<R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&Value) -> R,
+    ) -> Option<R> {
         read_lock(&self.inner.tools)
             .iter()
             .find(|t| t.tool.name == name)
-            .map(|t| t.tool.input_schema.clone())
+            .map(|t| f(&t.tool.input_schema))
     }
 
     /// Whether `uri` names a resource this server has (direct or by template).

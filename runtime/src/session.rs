@@ -324,7 +324,8 @@ impl Connection {
 
     fn progress_token(params: Option<&Value>) -> Option<Value> {
         params
-            .and_then(|p| p.pointer("/_meta/progressToken"))
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned()
     }

@@ -366,12 +366,18 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// The id to answer `body` with, as [`jsonrpc::parse_message`] would read it (a request's
+/// id, or the id of an invalid message; never a response's), without copying the body.
 fn request_id(body: &Value) -> Option<RequestId> {
-    match jsonrpc::parse_message(body.clone()) {
-        Ok(jsonrpc::Message::Request { id, .. }) => Some(id),
-        Err(invalid) => invalid.id,
-        _ => None,
-    }
+    let obj = body.as_object()?;
+    let id = RequestId::from_value(obj.get("id")?)?;
+    let well_formed = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && obj
+            .get("params")
+            .is_none_or(|p| p.is_object() || p.is_array());
+    let is_response = !obj.contains_key("method")
+        && (obj.contains_key("result") || obj.get("error").is_some_and(Value::is_object));
+    (!(well_formed && is_response)).then_some(id)
 }
 
 async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -423,7 +429,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         }
     };
     let header_version = header_str(&headers, "mcp-protocol-version");
-    let has_meta = parsed.pointer("/params/_meta").is_some();
+    let has_meta = parsed.get("params").and_then(|p| p.get("_meta")).is_some();
     let header_is_legacy = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);
@@ -520,7 +526,7 @@ async fn stateless(
     };
     let params = parsed.get("params");
     let meta_version = params
-        .and_then(|p| p.pointer("/_meta"))
+        .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(version::META_PROTOCOL_VERSION))
         .cloned();
     if let Err(e) = version::negotiate_modern(params, crate::VersionSet::ALL) {
@@ -561,14 +567,14 @@ async fn stateless(
             .and_then(|p| p.get("name"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if let Some(schema) = state.server.tool_input_schema(name) {
-            let arguments = params
-                .and_then(|p| p.get("arguments"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            if let Err(message) = check_param_headers(&schema, &arguments, headers) {
-                return bad(ErrorCode::HEADER_MISMATCH, &message);
-            }
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .unwrap_or(&Value::Null);
+        let checked = state.server.with_tool_input_schema(name, |schema| {
+            check_param_headers(schema, arguments, headers)
+        });
+        if let Some(Err(message)) = checked {
+            return bad(ErrorCode::HEADER_MISMATCH, &message);
         }
     }
     if state.stopping.is_cancelled() {
@@ -978,4 +984,39 @@ async fn post_messages(
     drop(sink.reserve().await);
     session.conn.handle_frame(&body, &sink).await;
     StatusCode::ACCEPTED.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `request_id` reads the id exactly as the full message parse does.
+    #[test]
+    fn request_id_agrees_with_the_message_parse() {
+        let cases = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": "s", "method": "ping"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "m"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": "not an object"}),
+            json!({"jsonrpc": "1.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}, "params": 5}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": 5}),
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": [1], "method": "ping"}),
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+            json!("text"),
+        ];
+        for body in cases {
+            let expected = match jsonrpc::parse_message(body.clone()) {
+                Ok(jsonrpc::Message::Request { id, .. }) => Some(id),
+                Err(invalid) => invalid.id,
+                Ok(_) => None,
+            };
+            assert_eq!(request_id(&body), expected, "{body}");
+        }
+    }
 }
