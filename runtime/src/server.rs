@@ -614,12 +614,31 @@ fn string_arg(params: Option<&Value>, key: &str) -> Result<String, RpcError> {
 impl Server {
     /// Serves one client request that the session layer has already admitted (era,
     /// lifecycle, method exists in revision `v` and is sent by clients).
-    pub(crate) async fn handle(
+    /// Answers at once what needs no handler — `ping`, the lists (pages shaped once per
+    /// revision and cached) and `server/discover` — so the session sends it without a
+    /// task of its own; `None` for everything else.
+    pub(crate) fn answer_now(
         &self,
         v: ProtocolVersion,
         method: &str,
         params: Option<&Value>,
-        ctx: Context,
+    ) -> Option<Result<Encoded, RpcError>> {
+        match method {
+            "ping"
+            | "tools/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "prompts/list"
+            | "server/discover" => Some(self.answer_sync(v, method, params)),
+            _ => None,
+        }
+    }
+
+    fn answer_sync(
+        &self,
+        v: ProtocolVersion,
+        method: &str,
+        params: Option<&Value>,
     ) -> Result<Encoded, RpcError> {
         let info = &self.inner.info;
         match method {
@@ -632,26 +651,6 @@ impl Server {
                     let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
                     shape::list_tools(v, info, &items, next)
                 })
-            }
-            "tools/call" => {
-                self.require("tools", method)?;
-                // Decoded once into the revision's params type; name and arguments are
-                // moved out of it rather than copied again from the JSON.
-                let (name, arguments) = by_revision!(v, |m| {
-                    let p = decode_params::<m::methods::CallTool>(params)?;
-                    (p.name, p.arguments.unwrap_or_default())
-                });
-                let handler = read_lock(&self.inner.tools)
-                    .iter()
-                    .find(|t| t.tool.name == name)
-                    .map(|t| Arc::clone(&t.handler))
-                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                let round = ctx.asker().clone();
-                let result = handler(arguments, ctx).await;
-                if let Some(answer) = input_required(v, info, &round, params)? {
-                    return Ok(answer);
-                }
-                shape::tool_result(v, info, &result?)
             }
             "resources/list" => {
                 self.require("resources", method)?;
@@ -675,6 +674,66 @@ impl Server {
                             items.iter().map(|t| &t.template).collect();
                         shape::list_resource_templates(v, info, &items, next)
                     })
+            }
+            "prompts/list" => {
+                self.require("prompts", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
+                let offset = decode_cursor(params)?;
+                read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
+                    shape::list_prompts(v, info, &items, next)
+                })
+            }
+            "server/discover" => self.handshake(v, || {
+                let versions: Vec<&str> = self
+                    .inner
+                    .versions
+                    .iter()
+                    .rev()
+                    .map(ProtocolVersion::as_str)
+                    .collect();
+                shape::discover(
+                    info,
+                    &self.neutral_capabilities(),
+                    &versions,
+                    self.inner.instructions.as_deref(),
+                )
+            }),
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    pub(crate) async fn handle(
+        &self,
+        v: ProtocolVersion,
+        method: &str,
+        params: Option<&Value>,
+        ctx: Context,
+    ) -> Result<Encoded, RpcError> {
+        if let Some(answer) = self.answer_now(v, method, params) {
+            return answer;
+        }
+        let info = &self.inner.info;
+        match method {
+            "tools/call" => {
+                self.require("tools", method)?;
+                // Decoded once into the revision's params type; name and arguments are
+                // moved out of it rather than copied again from the JSON.
+                let (name, arguments) = by_revision!(v, |m| {
+                    let p = decode_params::<m::methods::CallTool>(params)?;
+                    (p.name, p.arguments.unwrap_or_default())
+                });
+                let handler = read_lock(&self.inner.tools)
+                    .iter()
+                    .find(|t| t.tool.name == name)
+                    .map(|t| Arc::clone(&t.handler))
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                let round = ctx.asker().clone();
+                let result = handler(arguments, ctx).await;
+                if let Some(answer) = input_required(v, info, &round, params)? {
+                    return Ok(answer);
+                }
+                shape::tool_result(v, info, &result?)
             }
             "resources/read" => {
                 self.require("resources", method)?;
@@ -704,15 +763,6 @@ impl Server {
                     return Err(resource_not_found(v, &uri));
                 }
                 shape::read_resource(v, info, contents)
-            }
-            "prompts/list" => {
-                self.require("prompts", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
-                let offset = decode_cursor(params)?;
-                read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
-                    let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
-                    shape::list_prompts(v, info, &items, next)
-                })
             }
             "prompts/get" => {
                 self.require("prompts", method)?;
@@ -773,21 +823,6 @@ impl Server {
                 let completion = handler(request, ctx).await?;
                 shape::complete(v, info, &completion)
             }
-            "server/discover" => self.handshake(v, || {
-                let versions: Vec<&str> = self
-                    .inner
-                    .versions
-                    .iter()
-                    .rev()
-                    .map(ProtocolVersion::as_str)
-                    .collect();
-                shape::discover(
-                    info,
-                    &self.neutral_capabilities(),
-                    &versions,
-                    self.inner.instructions.as_deref(),
-                )
-            }),
             "subscriptions/listen" => self.listen(v, params, ctx).await,
             // Tasks (2025-11-25, experimental): not offered; the capability is never
             // declared, so a conforming client does not call these.

@@ -128,7 +128,12 @@ impl Connection {
                 1
             }
             Frame::Single(Ok(message)) => match self.dispatch(message, reply) {
-                Some(task) => {
+                // Sent from here: a task would only add a hop on the way to the writer.
+                Dispatched::Ready(answer) => {
+                    let _ = reply.send(answer).await;
+                    1
+                }
+                Dispatched::Task(task) => {
                     let reply = reply.clone();
                     tokio::spawn(async move {
                         if let Some(answer) = task.await {
@@ -137,7 +142,7 @@ impl Connection {
                     });
                     1
                 }
-                None => 0,
+                Dispatched::Nothing => 0,
             },
             Frame::Batch(items) => self.handle_batch(items, reply).await,
         }
@@ -167,11 +172,13 @@ impl Connection {
                     )))
                     .boxed(),
                 ),
-                Ok(message) => {
-                    if let Some(task) = self.dispatch(message, reply) {
-                        tasks.push(task);
+                Ok(message) => match self.dispatch(message, reply) {
+                    Dispatched::Ready(answer) => {
+                        tasks.push(futures_util::future::ready(Some(answer)).boxed());
                     }
-                }
+                    Dispatched::Task(task) => tasks.push(task),
+                    Dispatched::Nothing => {}
+                },
             }
         }
         let count = tasks.len();
@@ -193,23 +200,20 @@ impl Connection {
         count
     }
 
-    /// Notifications and responses are handled at once; a request becomes a future that
-    /// yields its answer (or nothing, if it was cancelled).
-    fn dispatch(
-        self: &Arc<Self>,
-        message: Message,
-        reply: &mpsc::Sender<Outgoing>,
-    ) -> Option<futures_util::future::BoxFuture<'static, Option<Outgoing>>> {
+    /// Notifications and responses are handled at once; a request is answered at once
+    /// when it needs no handler (an error, `ping`, a list, `server/discover`), else it
+    /// becomes a future that yields its answer (or nothing, if it was cancelled).
+    fn dispatch(self: &Arc<Self>, message: Message, reply: &mpsc::Sender<Outgoing>) -> Dispatched {
         match message {
             Message::Notification { method, params } => {
                 self.notification(&method, params.as_ref());
-                None
+                Dispatched::Nothing
             }
             Message::Response { id, outcome } => {
                 if !self.pending.resolve(&id, outcome) {
                     tracing::debug!(%id, "response to an unknown request ignored");
                 }
-                None
+                Dispatched::Nothing
             }
             Message::Request { id, method, params } => {
                 let token = CancellationToken::new();
@@ -217,23 +221,11 @@ impl Connection {
                     let mut in_flight = lock(&self.in_flight);
                     if in_flight.contains_key(&id) {
                         let err = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: id {id} is already in use by a request in progress"));
-                        return Some(
-                            futures_util::future::ready(Some(jsonrpc::error_response(
-                                Some(&id),
-                                &err,
-                            )))
-                            .boxed(),
-                        );
+                        return Dispatched::Ready(jsonrpc::error_response(Some(&id), &err));
                     }
                     if in_flight.len() >= self.server.limits().max_in_flight {
                         let err = RpcError::internal(format!("Internal error: too many requests in progress on this connection (at most {}); retry when some have finished", in_flight.len()));
-                        return Some(
-                            futures_util::future::ready(Some(jsonrpc::error_response(
-                                Some(&id),
-                                &err,
-                            )))
-                            .boxed(),
-                        );
+                        return Dispatched::Ready(jsonrpc::error_response(Some(&id), &err));
                     }
                     in_flight.insert(id.clone(), token.clone());
                 }
@@ -247,12 +239,12 @@ impl Connection {
                                 Ok(result) => jsonrpc::result_response(&id, &result),
                                 Err(error) => jsonrpc::error_response(Some(&id), &error),
                             };
-                            return Some(futures_util::future::ready(Some(answer)).boxed());
+                            return Dispatched::Ready(answer);
                         }
                         Admission::Handler(v, ctx) => (v, ctx.with_request_id(id.clone())),
                     };
                 let conn = Arc::clone(self);
-                Some(
+                Dispatched::Task(
                     async move {
                         let (v, ctx) = admitted;
                         let server = conn.server.clone();
@@ -348,6 +340,9 @@ impl Connection {
             if let Err(e) = admit(v, method) {
                 return Admission::Answer(Err(e));
             }
+            if let Some(answer) = server.answer_now(v, method, params) {
+                return Admission::Answer(answer);
+            }
             let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
                 Some(level) => LogFilter::AtLeast(level),
                 None => LogFilter::Off,
@@ -394,6 +389,9 @@ impl Connection {
         };
         if let Err(e) = admit(v, method) {
             return Admission::Answer(Err(e));
+        }
+        if let Some(answer) = server.answer_now(v, method, params) {
+            return Admission::Answer(answer);
         }
         match method {
             "logging/setLevel" => Admission::Answer(self.set_level(v, params)),
@@ -559,6 +557,17 @@ impl Drop for Connection {
 
 /// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
 /// handler run as a task at revision `v`.
+/// What a message became in [`Connection::dispatch`].
+enum Dispatched {
+    /// Nothing to answer (a notification, a response).
+    Nothing,
+    /// The answer, already known.
+    Ready(Outgoing),
+    /// The request's handler, to run concurrently; it yields the answer, or nothing if
+    /// the request was cancelled.
+    Task(futures_util::future::BoxFuture<'static, Option<Outgoing>>),
+}
+
 enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, Context),
