@@ -9,6 +9,7 @@
 //! - open loop, in total: the clients together send `TOTAL_RATE` calls per second, each
 //!   at its share — the same load spread over more clients, so what the latency shows is
 //!   the cost of concurrency itself.
+//!
 //! Every answer is checked (status 200, its own id, a result): errors and lost answers
 //! are counted. Then memory per idle legacy session: the server's RSS before and after
 //! opening 1,000 sessions that stay idle.
