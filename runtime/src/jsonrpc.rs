@@ -209,7 +209,7 @@ pub fn parse_frame(bytes: &[u8]) -> Frame {
         Some(b'[') => {
             let items: Vec<&serde_json::value::RawValue> = match serde_json::from_slice(bytes) {
                 Ok(items) => items,
-                Err(e) if e.is_data() => return slow_frame(bytes),
+                Err(e) if e.is_data() => return parse_frame_general(bytes),
                 Err(e) => return parse_error(e),
             };
             if items.is_empty() {
@@ -230,10 +230,10 @@ pub fn parse_frame(bytes: &[u8]) -> Frame {
                 .collect::<Option<Vec<_>>>()
             {
                 Some(messages) => Frame::Batch(messages),
-                None => slow_frame(bytes),
+                None => parse_frame_general(bytes),
             }
         }
-        _ => slow_frame(bytes),
+        _ => parse_frame_general(bytes),
     }
 }
 
@@ -255,8 +255,12 @@ fn parse_raw_message(text: &str) -> Option<Result<Message, Invalid>> {
     serde_json::from_str::<Value>(text).ok().map(parse_message)
 }
 
-/// The frame parsed as one `Value` first: every frame the fast path declines.
-fn slow_frame(bytes: &[u8]) -> Frame {
+/// The general path of [`parse_frame`]: the frame parsed as one `Value` first. It is what
+/// `parse_frame` falls back to for every frame its fast path declines, and gives the same
+/// answer for any input (only the wording of JSON syntax errors may differ); public so that
+/// tests and the fuzzer can check that.
+#[doc(hidden)]
+pub fn parse_frame_general(bytes: &[u8]) -> Frame {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
@@ -654,7 +658,7 @@ mod tests {
     #[allow(clippy::result_large_err)]
     fn assert_same(bytes: &[u8]) {
         let fast = parse_frame(bytes);
-        let slow = slow_frame(bytes);
+        let slow = parse_frame_general(bytes);
         let comparable = |frame: Frame| -> Frame {
             let scrub = |item: Result<Message, Invalid>| match item {
                 Err(mut invalid) if invalid.error.code == ErrorCode::PARSE_ERROR => {
