@@ -14,7 +14,8 @@
 //! are counted. Then memory per idle legacy session: the server's RSS before and after
 //! opening 1,000 sessions that stay idle.
 //!
-//! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run).
+//! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run,
+//! `-- --era 2026-07-28` for one era).
 
 #[path = "support/example.rs"]
 mod support;
@@ -260,7 +261,14 @@ fn main() -> Result<(), Error> {
         println!("| era | clients | load | calls/s | p50 (ms) | p99 (ms) | answered | errors |");
         println!("|---|---|---|---|---|---|---|---|");
         let counts: &[usize] = if quick { &[1, 64] } else { &[1, 64, 1000] };
+        // `--era 2026-07-28` (or `2025-11-25`) runs one era only.
+        let only = std::env::args()
+            .skip_while(|a| a != "--era")
+            .nth(1);
         for era in [LEGACY, MODERN] {
+            if only.as_deref().is_some_and(|o| o != era) {
+                continue;
+            }
             for &clients in counts {
                 let loads = [
                     (None, "closed loop".to_owned()),
