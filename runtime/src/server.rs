@@ -733,7 +733,7 @@ impl Server {
                 if let Some(answer) = input_required(v, info, &round, params)? {
                     return Ok(answer);
                 }
-                shape::tool_result(v, info, &result?)
+                shape::tool_result(v, info, result?)
             }
             "resources/read" => {
                 self.require("resources", method)?;

@@ -95,12 +95,23 @@ fn neutral<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// Content blocks for revision `v`, after the downgrade rules.
-pub fn content(v: ProtocolVersion, blocks: &[Content]) -> Vec<Value> {
+/// Content blocks for revision `v`, after the downgrade rules. The blocks are moved, not
+/// copied: a tool's text is its result's largest part.
+pub fn content(v: ProtocolVersion, blocks: impl IntoIterator<Item = Content>) -> Vec<Value> {
     let f = v.features();
     blocks
-        .iter()
+        .into_iter()
         .map(|block| match block {
+            // The common block, built directly (the same JSON `neutral` gives).
+            Content::Text {
+                text,
+                annotations: None,
+            } => {
+                let mut block = Map::with_capacity(2);
+                block.insert("type".into(), Value::String("text".into()));
+                block.insert("text".into(), Value::String(text));
+                Value::Object(block)
+            }
             Content::Audio { mime_type, .. } if !f.audio_content => json!({
                 "type": "text",
                 "text": format!("[audio content ({mime_type}) omitted: not supported by MCP {v}]"),
@@ -109,7 +120,7 @@ pub fn content(v: ProtocolVersion, blocks: &[Content]) -> Vec<Value> {
                 "type": "text",
                 "text": format!("Resource: {} <{}>", link.title.as_deref().unwrap_or(&link.name), link.uri),
             }),
-            other => neutral(other),
+            other => neutral(&other),
         })
         .collect()
 }
@@ -182,17 +193,18 @@ fn object(value: Value) -> Map<String, Value> {
 pub fn tool_result(
     v: ProtocolVersion,
     server: &Implementation,
-    r: &ToolResult,
+    r: ToolResult,
 ) -> Result<Encoded, RpcError> {
     let f = v.features();
-    let mut blocks = content(v, &r.content);
+    let has_text = r.content.iter().any(|c| matches!(c, Content::Text { .. }));
+    let mut blocks = content(v, r.content);
     let mut result = Map::new();
-    if let Some(structured) = &r.structured {
+    if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
         let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
         if expressible {
-            result.insert("structuredContent".into(), structured.clone());
-        } else if !r.content.iter().any(|c| matches!(c, Content::Text { .. })) {
+            result.insert("structuredContent".into(), structured);
+        } else if !has_text {
             blocks.push(json!({"type": "text", "text": structured.to_string()}));
         }
     }
@@ -352,7 +364,7 @@ pub fn get_prompt(
         .messages
         .iter()
         .map(|msg| {
-            let block = content(v, std::slice::from_ref(&msg.content))
+            let block = content(v, [msg.content.clone()])
                 .pop()
                 .unwrap_or(Value::Null);
             json!({"role": msg.role, "content": block})

@@ -796,12 +796,12 @@ fn projection_drops_fields_the_revision_does_not_define() {
             last_modified: Some("2025-01-01T00:00:00Z".into()),
         }),
     }]);
-    let r = shape::tool_result(V::V2025_03_26, &info, &annotated)
+    let r = shape::tool_result(V::V2025_03_26, &info, annotated.clone())
         .expect("result")
         .to_value();
     let a = &r["content"][0]["annotations"];
     assert!(has(a, "priority") && !has(a, "lastModified"), "{a}");
-    let r = shape::tool_result(V::V2025_06_18, &info, &annotated)
+    let r = shape::tool_result(V::V2025_06_18, &info, annotated.clone())
         .expect("result")
         .to_value();
     assert!(has(&r["content"][0]["annotations"], "lastModified"), "{r}");
@@ -847,7 +847,7 @@ fn projection_drops_fields_the_revision_does_not_define() {
 fn audio_becomes_text_before_2025_03_26() {
     let info = server_info();
     let audio = ToolResult::content(vec![Content::audio("UklGRg==", "audio/wav")]);
-    let old = shape::tool_result(V::V2024_11_05, &info, &audio)
+    let old = shape::tool_result(V::V2024_11_05, &info, audio.clone())
         .expect("result")
         .to_value();
     assert_eq!(old["content"][0]["type"], "text", "{old}");
@@ -856,7 +856,7 @@ fn audio_becomes_text_before_2025_03_26() {
         text.contains("audio/wav") && text.contains("omitted"),
         "{text}"
     );
-    let new = shape::tool_result(V::V2025_03_26, &info, &audio)
+    let new = shape::tool_result(V::V2025_03_26, &info, audio.clone())
         .expect("result")
         .to_value();
     assert_eq!(
@@ -888,7 +888,9 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
     let info = server_info();
     let r = ToolResult::content(vec![link()]);
     for v in [V::V2024_11_05, V::V2025_03_26] {
-        let old = shape::tool_result(v, &info, &r).expect("result").to_value();
+        let old = shape::tool_result(v, &info, r.clone())
+            .expect("result")
+            .to_value();
         assert_eq!(
             old["content"][0],
             json!({"type": "text", "text": "Resource: The A <test://a>"}),
@@ -902,12 +904,14 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
         description: None,
         mime_type: None,
     })]);
-    let old = shape::tool_result(V::V2025_03_26, &info, &untitled)
+    let old = shape::tool_result(V::V2025_03_26, &info, untitled.clone())
         .expect("result")
         .to_value();
     assert_eq!(old["content"][0]["text"], "Resource: b <test://b>");
     for v in [V::V2025_06_18, V::V2025_11_25, V::V2026_07_28] {
-        let new = shape::tool_result(v, &info, &r).expect("result").to_value();
+        let new = shape::tool_result(v, &info, r.clone())
+            .expect("result")
+            .to_value();
         assert_eq!(new["content"][0]["type"], "resource_link", "{v}");
         assert_eq!(new["content"][0]["uri"], "test://a", "{v}");
     }
@@ -924,7 +928,7 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
         is_error: false,
     };
     for v in [V::V2024_11_05, V::V2025_03_26] {
-        let r = shape::tool_result(v, &info, &structured)
+        let r = shape::tool_result(v, &info, structured.clone())
             .expect("result")
             .to_value();
         assert_eq!(
@@ -937,12 +941,12 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
         content: vec![Content::text("a is 1")],
         ..structured.clone()
     };
-    let r = shape::tool_result(V::V2024_11_05, &info, &with_text)
+    let r = shape::tool_result(V::V2024_11_05, &info, with_text.clone())
         .expect("result")
         .to_value();
     assert_eq!(r, json!({"content": [{"type": "text", "text": "a is 1"}]}));
     for v in [V::V2025_06_18, V::V2025_11_25, V::V2026_07_28] {
-        let r = shape::tool_result(v, &info, &structured)
+        let r = shape::tool_result(v, &info, structured.clone())
             .expect("result")
             .to_value();
         assert_eq!(r["structuredContent"], json!({"a": 1}), "{v}");
@@ -956,7 +960,7 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
 fn results_are_stamped_in_2026_07_28_only() {
     let info = server_info();
     let v = V::V2026_07_28;
-    let r = shape::tool_result(v, &info, &ToolResult::text("x"))
+    let r = shape::tool_result(v, &info, ToolResult::text("x"))
         .expect("result")
         .to_value();
     assert_eq!(r["resultType"], "complete");
@@ -989,7 +993,7 @@ fn results_are_stamped_in_2026_07_28_only() {
         V::V2025_11_25,
     ] {
         assert_eq!(shape::empty(old, &info).to_value(), json!({}), "{old}");
-        let r = shape::tool_result(old, &info, &ToolResult::text("x"))
+        let r = shape::tool_result(old, &info, ToolResult::text("x"))
             .expect("result")
             .to_value();
         assert_eq!(
@@ -1418,7 +1422,7 @@ fn non_object_structured_output_is_not_an_error_in_any_revision() {
         is_error: false,
     };
     for v in V::ALL {
-        assert!(shape::tool_result(v, &info, &r).is_ok(), "{v}");
+        assert!(shape::tool_result(v, &info, r.clone()).is_ok(), "{v}");
     }
 }
 
