@@ -192,10 +192,11 @@ fn post_pass(file: &mut syn::File, ir: &Ir) {
         }
     }
     for tokens in extra {
-        if let Ok(item) = syn::parse2::<syn::Item>(tokens) {
-            file.items.push(item);
+        if let Ok(items) = syn::parse2::<syn::File>(tokens) {
+            file.items.extend(items.items);
         }
     }
+    super::serde_impls::replace(file);
 }
 
 fn is_discriminator_conversion(
@@ -536,16 +537,17 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
         }
     };
     quote! {
+        impl crate::support::FromValue for #name {
+            fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                if !value.is_object() {
+                    return #non_object;
+                }
+                #object
+            }
+        }
         impl<'de> ::serde::Deserialize<'de> for #name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                    if !value.is_object() {
-                        return #non_object;
-                    }
-                    #object
-                })();
-                parsed.map_err(::serde::de::Error::custom)
+                crate::support::deserialize(deserializer)
             }
         }
     }

@@ -555,8 +555,7 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
     }
 }
 /// The result of any request of this revision.
-#[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {
     #[allow(missing_docs)]
     CallToolResult(super::CallToolResult),
@@ -583,59 +582,98 @@ pub enum AnyResult {
     #[allow(missing_docs)]
     ReadResourceResult(super::ReadResourceResult),
 }
+impl ::serde::Serialize for AnyResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            AnyResult::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::EmptyResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::InitializeResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
+    }
+}
 /// Parses a result by the method of the request it answers (a result carries no
 /// discriminator of its own). `None` if `method` is not a request of this revision.
 pub fn parse_result(
     method: &str,
     value: ::serde_json::Value,
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
+    let parsed = match method {
+        "completion/complete" => {
+            crate::support::from_value(value).map(AnyResult::CompleteResult)
+        }
+        "initialize" => {
+            crate::support::from_value(value).map(AnyResult::InitializeResult)
+        }
+        "logging/setLevel" => {
+            crate::support::from_value(value).map(AnyResult::EmptyResult)
+        }
+        "ping" => crate::support::from_value(value).map(AnyResult::EmptyResult),
+        "prompts/get" => {
+            crate::support::from_value(value).map(AnyResult::GetPromptResult)
+        }
+        "prompts/list" => {
+            crate::support::from_value(value).map(AnyResult::ListPromptsResult)
+        }
+        "resources/list" => {
+            crate::support::from_value(value).map(AnyResult::ListResourcesResult)
+        }
+        "resources/read" => {
+            crate::support::from_value(value).map(AnyResult::ReadResourceResult)
+        }
+        "resources/subscribe" => {
+            crate::support::from_value(value).map(AnyResult::EmptyResult)
+        }
+        "resources/templates/list" => {
+            crate::support::from_value(value).map(AnyResult::ListResourceTemplatesResult)
+        }
+        "resources/unsubscribe" => {
+            crate::support::from_value(value).map(AnyResult::EmptyResult)
+        }
+        "roots/list" => crate::support::from_value(value).map(AnyResult::ListRootsResult),
+        "sampling/createMessage" => {
+            crate::support::from_value(value).map(AnyResult::CreateMessageResult)
+        }
+        "tools/call" => crate::support::from_value(value).map(AnyResult::CallToolResult),
+        "tools/list" => crate::support::from_value(value).map(AnyResult::ListToolsResult),
+        _ => return ::std::option::Option::None,
+    };
     ::std::option::Option::Some(
-        match method {
-            "completion/complete" => {
-                ::serde_json::from_value(value).map(AnyResult::CompleteResult)
-            }
-            "initialize" => {
-                ::serde_json::from_value(value).map(AnyResult::InitializeResult)
-            }
-            "logging/setLevel" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "ping" => ::serde_json::from_value(value).map(AnyResult::EmptyResult),
-            "prompts/get" => {
-                ::serde_json::from_value(value).map(AnyResult::GetPromptResult)
-            }
-            "prompts/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListPromptsResult)
-            }
-            "resources/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListResourcesResult)
-            }
-            "resources/read" => {
-                ::serde_json::from_value(value).map(AnyResult::ReadResourceResult)
-            }
-            "resources/subscribe" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "resources/templates/list" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ListResourceTemplatesResult)
-            }
-            "resources/unsubscribe" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "roots/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListRootsResult)
-            }
-            "sampling/createMessage" => {
-                ::serde_json::from_value(value).map(AnyResult::CreateMessageResult)
-            }
-            "tools/call" => {
-                ::serde_json::from_value(value).map(AnyResult::CallToolResult)
-            }
-            "tools/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListToolsResult)
-            }
-            _ => return ::std::option::Option::None,
-        },
+        parsed.map_err(<::serde_json::Error as ::serde::de::Error>::custom),
     )
 }

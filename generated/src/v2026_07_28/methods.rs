@@ -421,8 +421,7 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
     }
 }
 /// The result of any request of this revision.
-#[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {
     #[allow(missing_docs)]
     CallToolResultResponseResult(super::CallToolResultResponseResult),
@@ -445,49 +444,86 @@ pub enum AnyResult {
     #[allow(missing_docs)]
     SubscriptionsListenResult(super::SubscriptionsListenResult),
 }
+impl ::serde::Serialize for AnyResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            AnyResult::CallToolResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::DiscoverResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetPromptResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ReadResourceResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::SubscriptionsListenResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
+    }
+}
 /// Parses a result by the method of the request it answers (a result carries no
 /// discriminator of its own). `None` if `method` is not a request of this revision.
 pub fn parse_result(
     method: &str,
     value: ::serde_json::Value,
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
+    let parsed = match method {
+        "completion/complete" => {
+            crate::support::from_value(value).map(AnyResult::CompleteResult)
+        }
+        "prompts/get" => {
+            crate::support::from_value(value)
+                .map(AnyResult::GetPromptResultResponseResult)
+        }
+        "prompts/list" => {
+            crate::support::from_value(value).map(AnyResult::ListPromptsResult)
+        }
+        "resources/list" => {
+            crate::support::from_value(value).map(AnyResult::ListResourcesResult)
+        }
+        "resources/read" => {
+            crate::support::from_value(value)
+                .map(AnyResult::ReadResourceResultResponseResult)
+        }
+        "resources/templates/list" => {
+            crate::support::from_value(value).map(AnyResult::ListResourceTemplatesResult)
+        }
+        "server/discover" => {
+            crate::support::from_value(value).map(AnyResult::DiscoverResult)
+        }
+        "subscriptions/listen" => {
+            crate::support::from_value(value).map(AnyResult::SubscriptionsListenResult)
+        }
+        "tools/call" => {
+            crate::support::from_value(value)
+                .map(AnyResult::CallToolResultResponseResult)
+        }
+        "tools/list" => crate::support::from_value(value).map(AnyResult::ListToolsResult),
+        _ => return ::std::option::Option::None,
+    };
     ::std::option::Option::Some(
-        match method {
-            "completion/complete" => {
-                ::serde_json::from_value(value).map(AnyResult::CompleteResult)
-            }
-            "prompts/get" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::GetPromptResultResponseResult)
-            }
-            "prompts/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListPromptsResult)
-            }
-            "resources/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListResourcesResult)
-            }
-            "resources/read" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ReadResourceResultResponseResult)
-            }
-            "resources/templates/list" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ListResourceTemplatesResult)
-            }
-            "server/discover" => {
-                ::serde_json::from_value(value).map(AnyResult::DiscoverResult)
-            }
-            "subscriptions/listen" => {
-                ::serde_json::from_value(value).map(AnyResult::SubscriptionsListenResult)
-            }
-            "tools/call" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::CallToolResultResponseResult)
-            }
-            "tools/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListToolsResult)
-            }
-            _ => return ::std::option::Option::None,
-        },
+        parsed.map_err(<::serde_json::Error as ::serde::de::Error>::custom),
     )
 }
