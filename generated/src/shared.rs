@@ -49,38 +49,62 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "mimeType", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "blob" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("blob"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
-                blob: crate::support::required(field0, "blob")?,
+                blob: field0,
                 mime_type: field1.unwrap_or_default(),
-                uri: crate::support::required(field2, "uri")?,
+                uri: field2,
             })
         }
     }
@@ -139,30 +163,48 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ClientCapabilities",
                 ::std::option::Option::Some(&["experimental", "roots", "sampling"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "experimental" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "roots" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "sampling" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -272,37 +314,110 @@ pub mod v2024_11_05__v2025_03_26 {
             }
             match crate::support::tag(&value, "method")? {
                 "initialize" => {
-                    crate::support::member(value).map(Self::InitializeRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                "ping" => crate::support::member(value).map(Self::PingRequest),
+                "ping" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PingRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 "resources/list" => {
-                    crate::support::member(value).map(Self::ListResourcesRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "resources/templates/list" => {
-                    crate::support::member(value).map(Self::ListResourceTemplatesRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesRequest(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "resources/read" => {
-                    crate::support::member(value).map(Self::ReadResourceRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "resources/subscribe" => {
-                    crate::support::member(value).map(Self::SubscribeRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "resources/unsubscribe" => {
-                    crate::support::member(value).map(Self::UnsubscribeRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "prompts/list" => {
-                    crate::support::member(value).map(Self::ListPromptsRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "prompts/get" => {
-                    crate::support::member(value).map(Self::GetPromptRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-                "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
+                "tools/list" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "tools/call" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 "logging/setLevel" => {
-                    crate::support::member(value).map(Self::SetLevelRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "completion/complete" => {
-                    crate::support::member(value).map(Self::CompleteRequest)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 other => {
                     ::std::result::Result::Err(
@@ -423,34 +538,57 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -485,31 +623,52 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteRequestParams",
                 ::std::option::Option::Some(&["argument", "ref"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "argument" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "ref" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("argument"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("ref"));
+            };
             ::std::result::Result::Ok(Self {
-                argument: crate::support::required(field0, "argument")?,
-                ref_: crate::support::required(field1, "ref")?,
+                argument: field0,
+                ref_: field1,
             })
         }
     }
@@ -544,9 +703,21 @@ pub mod v2024_11_05__v2025_03_26 {
                 return ::std::result::Result::Err(crate::support::not_an_object(&value));
             }
             match crate::support::tag(&value, "type")? {
-                "ref/prompt" => crate::support::member(value).map(Self::PromptReference),
+                "ref/prompt" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PromptReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 "ref/resource" => {
-                    crate::support::member(value).map(Self::ResourceReference)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResourceReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 other => {
                     ::std::result::Result::Err(
@@ -621,12 +792,24 @@ pub mod v2024_11_05__v2025_03_26 {
             for index in crate::support::ranked(&value, SHAPES) {
                 let attempt = match index {
                     0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     _ => continue,
                 };
@@ -689,31 +872,52 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(&["name", "version"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "version" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("version"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                name: crate::support::required(field0, "name")?,
-                version: crate::support::required(field1, "version")?,
+                name: field0,
+                version: field1,
             })
         }
     }
@@ -762,34 +966,57 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct InitializeRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -827,40 +1054,73 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct InitializeRequestParams",
                 ::std::option::Option::Some(
                     &["capabilities", "clientInfo", "protocolVersion"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "capabilities" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "clientInfo" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "protocolVersion" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("capabilities"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("clientInfo"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("protocolVersion"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                capabilities: crate::support::required(field0, "capabilities")?,
-                client_info: crate::support::required(field1, "clientInfo")?,
-                protocol_version: crate::support::required(field2, "protocolVersion")?,
+                capabilities: field0,
+                client_info: field1,
+                protocol_version: field2,
             })
         }
     }
@@ -902,11 +1162,14 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcRequest",
                 ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -914,32 +1177,65 @@ pub mod v2024_11_05__v2025_03_26 {
             for (key, value) in object {
                 match key.as_str() {
                     "id" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "jsonrpc" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "method" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                id: crate::support::required(field0, "id")?,
-                jsonrpc: crate::support::required(field1, "jsonrpc")?,
-                method: crate::support::required(field2, "method")?,
+                id: field0,
+                jsonrpc: field1,
+                method: field2,
                 params: field3.unwrap_or_default(),
             })
         }
@@ -989,19 +1285,27 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcRequestParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -1048,18 +1352,26 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "progressToken" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -1125,11 +1437,14 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListPromptsResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -1137,29 +1452,49 @@ If present, there may be more results available.*/
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "nextCursor" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "prompts" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("prompts"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
                 next_cursor: field1.unwrap_or_default(),
-                prompts: crate::support::required(field2, "prompts")?,
+                prompts: field2,
                 extra: rest,
             })
         }
@@ -1217,33 +1552,51 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListRootsRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -1294,19 +1647,27 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListRootsRequestParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -1353,18 +1714,26 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListRootsRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "progressToken" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -1426,34 +1795,52 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "roots" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("roots"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
-                roots: crate::support::required(field1, "roots")?,
+                roots: field1,
                 extra: rest,
             })
         }
@@ -1505,33 +1892,51 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PingRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -1582,19 +1987,27 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PingRequestParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -1640,18 +2053,26 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PingRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "progressToken" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -1705,38 +2126,59 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Prompt",
                 ::std::option::Option::Some(&["arguments", "description", "name"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "arguments" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
                 arguments: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
-                name: crate::support::required(field2, "name")?,
+                name: field2,
             })
         }
     }
@@ -1784,37 +2226,58 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(&["description", "name", "required"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "description" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "required" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
                 description: field0.unwrap_or_default(),
-                name: crate::support::required(field1, "name")?,
+                name: field1,
                 required: field2.unwrap_or_default(),
             })
         }
@@ -1850,31 +2313,50 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "type"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
-                name: crate::support::required(field0, "name")?,
-                type_: crate::support::required(field1, "type")?,
+                name: field0,
+                type_: field1,
             })
         }
     }
@@ -1928,33 +2410,51 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "contents" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("contents"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                contents: crate::support::required(field0, "contents")?,
+                contents: field0,
                 meta: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -2006,12 +2506,24 @@ or file that the server can operate on.*/
             for index in crate::support::ranked(&value, SHAPES) {
                 let attempt = match index {
                     0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     _ => continue,
                 };
@@ -2078,30 +2590,48 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
             })
         }
@@ -2151,19 +2681,27 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct RequestParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -2209,18 +2747,26 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct RequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "progressToken" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -2266,31 +2812,47 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["mimeType", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "mimeType" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 mime_type: field0.unwrap_or_default(),
-                uri: crate::support::required(field1, "uri")?,
+                uri: field1,
             })
         }
     }
@@ -2325,32 +2887,48 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceReference",
                 ::std::option::Option::Some(&["type", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "type" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                type_: crate::support::required(field0, "type")?,
-                uri: crate::support::required(field1, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { type_: field0, uri: field1 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ResourceReference {
@@ -2424,31 +3002,47 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["name", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 name: field0.unwrap_or_default(),
-                uri: crate::support::required(field1, "uri")?,
+                uri: field1,
             })
         }
     }
@@ -2491,38 +3085,62 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["mimeType", "text", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "mimeType" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "text" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 mime_type: field0.unwrap_or_default(),
-                text: crate::support::required(field1, "text")?,
-                uri: crate::support::required(field2, "uri")?,
+                text: field1,
+                uri: field2,
             })
         }
     }
@@ -2588,34 +3206,57 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CallToolRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -2656,31 +3297,47 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CallToolRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "arguments" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
                 arguments: field0.unwrap_or_default(),
-                name: crate::support::required(field1, "name")?,
+                name: field1,
             })
         }
     }
@@ -2735,34 +3392,57 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CancelledNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -2806,31 +3486,49 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CancelledNotificationParams",
                 ::std::option::Option::Some(&["reason", "requestId"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "reason" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "requestId" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("requestId"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 reason: field0.unwrap_or_default(),
-                request_id: crate::support::required(field1, "requestId")?,
+                request_id: field1,
             })
         }
     }
@@ -2884,33 +3582,51 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "completion" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("completion"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                completion: crate::support::required(field0, "completion")?,
+                completion: field0,
                 meta: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -2961,38 +3677,61 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteResultCompletion",
                 ::std::option::Option::Some(&["hasMore", "total", "values"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "hasMore" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "total" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "values" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("values"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 has_more: field0.unwrap_or_default(),
                 total: field1.unwrap_or_default(),
-                values: crate::support::required(field2, "values")?,
+                values: field2,
             })
         }
     }
@@ -3041,34 +3780,57 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct GetPromptRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -3111,31 +3873,47 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct GetPromptRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "arguments" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
                 arguments: field0.unwrap_or_default(),
-                name: crate::support::required(field1, "name")?,
+                name: field1,
             })
         }
     }
@@ -3186,33 +3964,51 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct InitializedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -3266,19 +4062,27 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct InitializedNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -3323,38 +4127,69 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcError",
                 ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "error" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "id" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "jsonrpc" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("error"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                error: crate::support::required(field0, "error")?,
-                id: crate::support::required(field1, "id")?,
-                jsonrpc: crate::support::required(field2, "jsonrpc")?,
+                error: field0,
+                id: field1,
+                jsonrpc: field2,
             })
         }
     }
@@ -3397,38 +4232,64 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcErrorError",
                 ::std::option::Option::Some(&["code", "data", "message"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "code" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "data" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "message" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("code"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("message"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                code: crate::support::required(field0, "code")?,
+                code: field0,
                 data: field1.unwrap_or_default(),
-                message: crate::support::required(field2, "message")?,
+                message: field2,
             })
         }
     }
@@ -3468,37 +4329,65 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "jsonrpc" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "method" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                jsonrpc: crate::support::required(field0, "jsonrpc")?,
-                method: crate::support::required(field1, "method")?,
+                jsonrpc: field0,
+                method: field1,
                 params: field2.unwrap_or_default(),
             })
         }
@@ -3551,19 +4440,27 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -3608,38 +4505,69 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcResponse",
                 ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "id" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "jsonrpc" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "result" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("result"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                id: crate::support::required(field0, "id")?,
-                jsonrpc: crate::support::required(field1, "jsonrpc")?,
-                result: crate::support::required(field2, "result")?,
+                id: field0,
+                jsonrpc: field1,
+                result: field2,
             })
         }
     }
@@ -3690,33 +4618,51 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListPromptsRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -3757,18 +4703,26 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListPromptsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "cursor" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -3825,33 +4779,51 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListResourceTemplatesRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -3892,18 +4864,26 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListResourceTemplatesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "cursor" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -3960,33 +4940,51 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListResourcesRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -4027,18 +5025,26 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListResourcesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "cursor" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -4095,33 +5101,51 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListToolsRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -4161,18 +5185,26 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListToolsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "cursor" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -4227,34 +5259,57 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct LoggingMessageNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -4299,37 +5354,63 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct LoggingMessageNotificationParams",
                 ::std::option::Option::Some(&["data", "level", "logger"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "data" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "level" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "logger" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("level"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                data: crate::support::required(field0, "data")?,
-                level: crate::support::required(field1, "level")?,
+                data: field0,
+                level: field1,
                 logger: field2.unwrap_or_default(),
             })
         }
@@ -4368,30 +5449,48 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
             })
         }
@@ -4444,19 +5543,27 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct NotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -4503,30 +5610,48 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PaginatedRequest",
                 ::std::option::Option::Some(&["method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
             })
         }
@@ -4565,18 +5690,26 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PaginatedRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "cursor" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -4687,33 +5820,51 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptListChangedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -4767,19 +5918,27 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptListChangedNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -4837,34 +5996,57 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ReadResourceRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -4899,25 +6081,34 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ReadResourceRequestParams",
                 ::std::option::Option::Some(&["uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "uri" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                uri: crate::support::required(field0, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
@@ -5021,33 +6212,51 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceListChangedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -5101,19 +6310,27 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceListChangedNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -5171,34 +6388,57 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceUpdatedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -5233,25 +6473,34 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceUpdatedNotificationParams",
                 ::std::option::Option::Some(&["uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "uri" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                uri: crate::support::required(field0, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
@@ -5303,33 +6552,51 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct RootsListChangedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -5383,19 +6650,27 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct RootsListChangedNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -5453,34 +6728,57 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct SetLevelRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -5514,25 +6812,36 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct SetLevelRequestParams",
                 ::std::option::Option::Some(&["level"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "level" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                level: crate::support::required(field0, "level")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("level"),
+                );
+            };
+            ::std::result::Result::Ok(Self { level: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
@@ -5580,34 +6889,57 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct SubscribeRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -5641,25 +6973,34 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct SubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "uri" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                uri: crate::support::required(field0, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
@@ -5718,11 +7059,14 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ToolInputSchema",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -5730,29 +7074,47 @@ The server should then request an updated list of roots using the ListRootsReque
             for (key, value) in object {
                 match key.as_str() {
                     "properties" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "required" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 properties: field0.unwrap_or_default(),
                 required: field1.unwrap_or_default(),
-                type_: crate::support::required(field2, "type")?,
+                type_: field2,
                 extra: rest,
             })
         }
@@ -5804,33 +7166,51 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ToolListChangedNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -5884,19 +7264,27 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ToolListChangedNotificationParams",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -5954,34 +7342,57 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct UnsubscribeRequest",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -6016,25 +7427,34 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct UnsubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "uri" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                uri: crate::support::required(field0, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
@@ -6101,19 +7521,27 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct BaseResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -6159,18 +7587,26 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ClientCapabilitiesRoots",
                 ::std::option::Option::Some(&["listChanged"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "listChanged" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -6213,7 +7649,12 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::from_value(value).map(Self)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(inner) => {
+                    ::std::result::Result::Ok(Self(inner))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
     }
     impl<'de> ::serde::Deserialize<'de> for EmptyResult {
@@ -6333,25 +7774,38 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PaginatedResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "nextCursor" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
@@ -6666,31 +8120,52 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteRequestParamsArgument",
                 ::std::option::Option::Some(&["name", "value"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "value" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("value"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                name: crate::support::required(field0, "name")?,
-                value: crate::support::required(field1, "value")?,
+                name: field0,
+                value: field1,
             })
         }
     }
@@ -6863,7 +8338,12 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            crate::support::from_value(value).map(Self)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(inner) => {
+                    ::std::result::Result::Ok(Self(inner))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
     }
     impl<'de> ::serde::Deserialize<'de> for Cursor {
@@ -7336,18 +8816,26 @@ The client MAY also map the string to a different provider's model name or a dif
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ModelHint",
                 ::std::option::Option::Some(&["name"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -7440,13 +8928,16 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ModelPreferences",
                 ::std::option::Option::Some(
                     &["costPriority", "hints", "intelligencePriority", "speedPriority"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -7454,24 +8945,44 @@ the most important factor.*/
             for (key, value) in object {
                 match key.as_str() {
                     "costPriority" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "hints" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "intelligencePriority" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "speedPriority" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -7783,18 +9294,26 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ServerCapabilitiesPrompts",
                 ::std::option::Option::Some(&["listChanged"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "listChanged" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -7846,24 +9365,37 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ServerCapabilitiesResources",
                 ::std::option::Option::Some(&["listChanged", "subscribe"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "listChanged" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "subscribe" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -7907,18 +9439,26 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ServerCapabilitiesTools",
                 ::std::option::Option::Some(&["listChanged"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "listChanged" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -8083,16 +9623,38 @@ pub mod v2025_03_26__v2025_06_18 {
             }
             match crate::support::tag(&value, "method")? {
                 "notifications/cancelled" => {
-                    crate::support::member(value).map(Self::CancelledNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelledNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/initialized" => {
-                    crate::support::member(value).map(Self::InitializedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializedNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/progress" => {
-                    crate::support::member(value).map(Self::ProgressNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ProgressNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/roots/list_changed" => {
-                    crate::support::member(value).map(Self::RootsListChangedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::RootsListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 other => {
                     ::std::result::Result::Err(
@@ -8177,34 +9739,57 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ProgressNotification",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
-                params: crate::support::required(field1, "params")?,
+                method: field0,
+                params: field1,
                 extra: rest,
             })
         }
@@ -8257,13 +9842,16 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ProgressNotificationParams",
                 ::std::option::Option::Some(
                     &["message", "progress", "progressToken", "total"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -8271,32 +9859,62 @@ pub mod v2025_03_26__v2025_06_18 {
             for (key, value) in object {
                 match key.as_str() {
                     "message" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "progress" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "progressToken" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "total" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("progress"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("progressToken"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 message: field0.unwrap_or_default(),
-                progress: crate::support::required(field1, "progress")?,
-                progress_token: crate::support::required(field2, "progressToken")?,
+                progress: field1,
+                progress_token: field2,
                 total: field3.unwrap_or_default(),
             })
         }
@@ -8380,7 +9998,7 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ServerCapabilities",
                 ::std::option::Option::Some(
@@ -8393,7 +10011,10 @@ pub mod v2025_03_26__v2025_06_18 {
                         "tools",
                     ],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -8403,34 +10024,64 @@ pub mod v2025_03_26__v2025_06_18 {
             for (key, value) in object {
                 match key.as_str() {
                     "completions" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "experimental" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "logging" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "prompts" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "resources" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "tools" => {
-                        field5 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -8507,27 +10158,70 @@ pub mod v2025_03_26__v2025_06_18 {
             }
             match crate::support::tag(&value, "method")? {
                 "notifications/cancelled" => {
-                    crate::support::member(value).map(Self::CancelledNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelledNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/progress" => {
-                    crate::support::member(value).map(Self::ProgressNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ProgressNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/resources/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::ResourceListChangedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ResourceListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/resources/updated" => {
-                    crate::support::member(value).map(Self::ResourceUpdatedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ResourceUpdatedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/prompts/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::PromptListChangedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::PromptListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/tools/list_changed" => {
-                    crate::support::member(value).map(Self::ToolListChangedNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ToolListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 "notifications/message" => {
-                    crate::support::member(value).map(Self::LoggingMessageNotification)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::LoggingMessageNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 other => {
                     ::std::result::Result::Err(
@@ -8710,7 +10404,7 @@ Default: false*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ToolAnnotations",
                 ::std::option::Option::Some(
@@ -8722,7 +10416,10 @@ Default: false*/
                         "title",
                     ],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -8731,29 +10428,54 @@ Default: false*/
             for (key, value) in object {
                 match key.as_str() {
                     "destructiveHint" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "idempotentHint" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "openWorldHint" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "readOnlyHint" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -8827,13 +10549,16 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct AudioContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -8842,39 +10567,75 @@ pub mod v2025_06_18__v2025_11_25 {
             for (key, value) in object {
                 match key.as_str() {
                     "annotations" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "data" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("mimeType"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 annotations: field0.unwrap_or_default(),
-                data: crate::support::required(field1, "data")?,
+                data: field1,
                 meta: field2.unwrap_or_default(),
-                mime_type: crate::support::required(field3, "mimeType")?,
-                type_: crate::support::required(field4, "type")?,
+                mime_type: field3,
+                type_: field4,
             })
         }
     }
@@ -8927,11 +10688,14 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -8939,33 +10703,59 @@ pub mod v2025_06_18__v2025_11_25 {
             for (key, value) in object {
                 match key.as_str() {
                     "blob" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("blob"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
-                blob: crate::support::required(field0, "blob")?,
+                blob: field0,
                 meta: field1.unwrap_or_default(),
                 mime_type: field2.unwrap_or_default(),
-                uri: crate::support::required(field3, "uri")?,
+                uri: field3,
             })
         }
     }
@@ -9019,13 +10809,16 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct EmbeddedResource",
                 ::std::option::Option::Some(
                     &["annotations", "_meta", "resource", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -9033,33 +10826,61 @@ of the LLM and/or the user.*/
             for (key, value) in object {
                 match key.as_str() {
                     "annotations" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "resource" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("resource"),
+                );
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 annotations: field0.unwrap_or_default(),
                 meta: field1.unwrap_or_default(),
-                resource: crate::support::required(field2, "resource")?,
-                type_: crate::support::required(field3, "type")?,
+                resource: field2,
+                type_: field3,
             })
         }
     }
@@ -9109,12 +10930,24 @@ of the LLM and/or the user.*/
             for index in crate::support::ranked(&value, SHAPES) {
                 let attempt = match index {
                     0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     _ => continue,
                 };
@@ -9198,13 +11031,16 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ImageContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -9213,39 +11049,75 @@ of the LLM and/or the user.*/
             for (key, value) in object {
                 match key.as_str() {
                     "annotations" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "data" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("mimeType"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 annotations: field0.unwrap_or_default(),
-                data: crate::support::required(field1, "data")?,
+                data: field1,
                 meta: field2.unwrap_or_default(),
-                mime_type: crate::support::required(field3, "mimeType")?,
-                type_: crate::support::required(field4, "type")?,
+                mime_type: field3,
+                type_: field4,
             })
         }
     }
@@ -9301,34 +11173,52 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "roots" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("roots"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
-                roots: crate::support::required(field1, "roots")?,
+                roots: field1,
                 extra: rest,
             })
         }
@@ -9383,33 +11273,51 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut rest = ::serde_json::Map::new();
             for (key, value) in object {
                 match key.as_str() {
                     "contents" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {
                         rest.insert(key, value);
                     }
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("contents"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                contents: crate::support::required(field0, "contents")?,
+                contents: field0,
                 meta: field1.unwrap_or_default(),
                 extra: rest,
             })
@@ -9461,12 +11369,24 @@ or file that the server can operate on.*/
             for index in crate::support::ranked(&value, SHAPES) {
                 let attempt = match index {
                     0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     _ => continue,
                 };
@@ -9545,38 +11465,59 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
                 mime_type: field1.unwrap_or_default(),
-                uri: crate::support::required(field2, "uri")?,
+                uri: field2,
             })
         }
     }
@@ -9630,38 +11571,59 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["_meta", "name", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
                 name: field1.unwrap_or_default(),
-                uri: crate::support::required(field2, "uri")?,
+                uri: field2,
             })
         }
     }
@@ -9713,11 +11675,14 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TextContent",
                 ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -9725,33 +11690,59 @@ other URI schemes.*/
             for (key, value) in object {
                 match key.as_str() {
                     "annotations" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "_meta" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "text" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 annotations: field0.unwrap_or_default(),
                 meta: field1.unwrap_or_default(),
-                text: crate::support::required(field2, "text")?,
-                type_: crate::support::required(field3, "type")?,
+                text: field2,
+                type_: field3,
             })
         }
     }
@@ -9804,11 +11795,14 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -9816,33 +11810,59 @@ other URI schemes.*/
             for (key, value) in object {
                 match key.as_str() {
                     "_meta" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "mimeType" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "text" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
             ::std::result::Result::Ok(Self {
                 meta: field0.unwrap_or_default(),
                 mime_type: field1.unwrap_or_default(),
-                text: crate::support::required(field2, "text")?,
-                uri: crate::support::required(field3, "uri")?,
+                text: field2,
+                uri: field3,
             })
         }
     }
@@ -9944,30 +11964,48 @@ the data is entirely optional.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Annotations",
                 ::std::option::Option::Some(&["audience", "lastModified", "priority"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "audience" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "lastModified" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "priority" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -10020,30 +12058,46 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct BaseMetadata",
                 ::std::option::Option::Some(&["name", "title"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
-                name: crate::support::required(field0, "name")?,
+                name: field0,
                 title: field1.unwrap_or_default(),
             })
         }
@@ -10096,11 +12150,14 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct BooleanSchema",
                 ::std::option::Option::Some(&["default", "description", "title", "type"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -10108,33 +12165,56 @@ if present).*/
             for (key, value) in object {
                 match key.as_str() {
                     "default" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 default: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
                 title: field2.unwrap_or_default(),
-                type_: crate::support::required(field3, "type")?,
+                type_: field3,
             })
         }
     }
@@ -10205,18 +12285,26 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct CompleteRequestParamsContext",
                 ::std::option::Option::Some(&["arguments"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "arguments" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -10257,9 +12345,21 @@ if present).*/
                 return ::std::result::Result::Err(crate::support::not_an_object(&value));
             }
             match crate::support::tag(&value, "type")? {
-                "ref/prompt" => crate::support::member(value).map(Self::PromptReference),
+                "ref/prompt" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PromptReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 "ref/resource" => {
-                    crate::support::member(value).map(Self::ResourceTemplateReference)
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResourceTemplateReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 other => {
                     ::std::result::Result::Err(
@@ -10523,13 +12623,16 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(
                     &["description", "name", "required", "title"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -10537,31 +12640,54 @@ if present).*/
             for (key, value) in object {
                 match key.as_str() {
                     "description" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "required" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
             ::std::result::Result::Ok(Self {
                 description: field0.unwrap_or_default(),
-                name: crate::support::required(field1, "name")?,
+                name: field1,
                 required: field2.unwrap_or_default(),
                 title: field3.unwrap_or_default(),
             })
@@ -10610,38 +12736,62 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "title", "type"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "name" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
-                name: crate::support::required(field0, "name")?,
+                name: field0,
                 title: field1.unwrap_or_default(),
-                type_: crate::support::required(field2, "type")?,
+                type_: field2,
             })
         }
     }
@@ -10708,32 +12858,48 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ResourceTemplateReference",
                 ::std::option::Option::Some(&["type", "uri"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "type" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "uri" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                type_: crate::support::required(field0, "type")?,
-                uri: crate::support::required(field1, "uri")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { type_: field0, uri: field1 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ResourceTemplateReference {
@@ -10930,24 +13096,37 @@ pub mod v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ClientCapabilitiesElicitation",
                 ::std::option::Option::Some(&["form", "url"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "form" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "url" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -11005,24 +13184,37 @@ If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ClientCapabilitiesSampling",
                 ::std::option::Option::Some(&["context", "tools"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "context" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "tools" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -11192,11 +13384,14 @@ If not provided, the client should assume the icon can be used with any theme.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Icon",
                 ::std::option::Option::Some(&["mimeType", "sizes", "src", "theme"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -11204,32 +13399,55 @@ If not provided, the client should assume the icon can be used with any theme.*/
             for (key, value) in object {
                 match key.as_str() {
                     "mimeType" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "sizes" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "src" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "theme" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("src"));
+            };
             ::std::result::Result::Ok(Self {
                 mime_type: field0.unwrap_or_default(),
                 sizes: field1.unwrap_or_default(),
-                src: crate::support::required(field2, "src")?,
+                src: field2,
                 theme: field3.unwrap_or_default(),
             })
         }
@@ -11348,18 +13566,26 @@ Clients that support rendering icons SHOULD also support:
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Icons",
                 ::std::option::Option::Some(&["icons"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "icons" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -11448,13 +13674,16 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(
                     &["description", "icons", "name", "title", "version", "websiteUrl"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -11464,44 +13693,82 @@ if present).*/
             for (key, value) in object {
                 match key.as_str() {
                     "description" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "icons" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "name" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "version" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "websiteUrl" => {
-                        field5 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("version"),
+                );
+            };
             ::std::result::Result::Ok(Self {
                 description: field0.unwrap_or_default(),
                 icons: field1.unwrap_or_default(),
-                name: crate::support::required(field2, "name")?,
+                name: field2,
                 title: field3.unwrap_or_default(),
-                version: crate::support::required(field4, "version")?,
+                version: field4,
                 website_url: field5.unwrap_or_default(),
             })
         }
@@ -11544,37 +13811,65 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "jsonrpc" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "method" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                jsonrpc: crate::support::required(field0, "jsonrpc")?,
-                method: crate::support::required(field1, "method")?,
+                jsonrpc: field0,
+                method: field1,
                 params: field2.unwrap_or_default(),
             })
         }
@@ -11639,13 +13934,16 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct LegacyTitledEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "enumNames", "title", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -11655,45 +13953,81 @@ Non-standard according to JSON schema 2020-12.*/
             for (key, value) in object {
                 match key.as_str() {
                     "default" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "enum" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "enumNames" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field5 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field5) = field5 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 default: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
-                enum_: crate::support::required(field2, "enum")?,
+                enum_: field2,
                 enum_names: field3.unwrap_or_default(),
                 title: field4.unwrap_or_default(),
-                type_: crate::support::required(field5, "type")?,
+                type_: field5,
             })
         }
     }
@@ -11764,30 +14098,48 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
             })
         }
@@ -11854,13 +14206,16 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct NumberSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "maximum", "minimum", "title", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -11870,45 +14225,78 @@ Non-standard according to JSON schema 2020-12.*/
             for (key, value) in object {
                 match key.as_str() {
                     "default" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "maximum" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "minimum" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field5 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field5) = field5 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 default: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
                 maximum: field2.unwrap_or_default(),
                 minimum: field3.unwrap_or_default(),
                 title: field4.unwrap_or_default(),
-                type_: crate::support::required(field5, "type")?,
+                type_: field5,
             })
         }
     }
@@ -11948,30 +14336,48 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "method" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "params" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                method: crate::support::required(field0, "method")?,
+                method: field0,
                 params: field1.unwrap_or_default(),
             })
         }
@@ -12023,12 +14429,28 @@ Non-standard according to JSON schema 2020-12.*/
             for index in crate::support::ranked(&value, SHAPES) {
                 let attempt = match index {
                     0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledSingleSelectEnumSchema)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(
+                                    Self::UntitledSingleSelectEnumSchema(m),
+                                )
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledSingleSelectEnumSchema)
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(
+                                    Self::TitledSingleSelectEnumSchema(m),
+                                )
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
                     }
                     _ => continue,
                 };
@@ -12091,25 +14513,36 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["anyOf"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "anyOf" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
-            ::std::result::Result::Ok(Self {
-                any_of: crate::support::required(field0, "anyOf")?,
-            })
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("anyOf"),
+                );
+            };
+            ::std::result::Result::Ok(Self { any_of: field0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItems {
@@ -12145,31 +14578,54 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TitledMultiSelectEnumSchemaItemsAnyOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "const" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("const"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("title"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                const_: crate::support::required(field0, "const")?,
-                title: crate::support::required(field1, "title")?,
+                const_: field0,
+                title: field1,
             })
         }
     }
@@ -12259,13 +14715,16 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "oneOf", "title", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -12274,39 +14733,72 @@ Non-standard according to JSON schema 2020-12.*/
             for (key, value) in object {
                 match key.as_str() {
                     "default" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "oneOf" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("oneOf"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 default: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
-                one_of: crate::support::required(field2, "oneOf")?,
+                one_of: field2,
                 title: field3.unwrap_or_default(),
-                type_: crate::support::required(field4, "type")?,
+                type_: field4,
             })
         }
     }
@@ -12343,31 +14835,54 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct TitledSingleSelectEnumSchemaOneOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "const" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("const"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("title"),
+                );
+            };
             ::std::result::Result::Ok(Self {
-                const_: crate::support::required(field0, "const")?,
-                title: crate::support::required(field1, "title")?,
+                const_: field0,
+                title: field1,
             })
         }
     }
@@ -12438,18 +14953,26 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct ToolChoice",
                 ::std::option::Option::Some(&["mode"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "mode" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -12630,31 +15153,50 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct UntitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["enum", "type"]),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             for (key, value) in object {
                 match key.as_str() {
                     "enum" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
-                enum_: crate::support::required(field0, "enum")?,
-                type_: crate::support::required(field1, "type")?,
+                enum_: field0,
+                type_: field1,
             })
         }
     }
@@ -12775,13 +15317,16 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = crate::support::object(
+            let object = match crate::support::object(
                 value,
                 "struct UntitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "title", "type"],
                 ),
-            )?;
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
             let mut field0 = ::std::option::Option::None;
             let mut field1 = ::std::option::Option::None;
             let mut field2 = ::std::option::Option::None;
@@ -12790,39 +15335,70 @@ Non-standard according to JSON schema 2020-12.*/
             for (key, value) in object {
                 match key.as_str() {
                     "default" => {
-                        field0 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "description" => {
-                        field1 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "enum" => {
-                        field2 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "title" => {
-                        field3 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     "type" => {
-                        field4 = ::std::option::Option::Some(
-                            crate::support::from_value(value)?,
-                        );
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
                     }
                     _ => {}
                 }
             }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
             ::std::result::Result::Ok(Self {
                 default: field0.unwrap_or_default(),
                 description: field1.unwrap_or_default(),
-                enum_: crate::support::required(field2, "enum")?,
+                enum_: field2,
                 title: field3.unwrap_or_default(),
-                type_: crate::support::required(field4, "type")?,
+                type_: field4,
             })
         }
     }

@@ -211,39 +211,64 @@ impl FromValue for serde_json::Map<String, Value> {
     }
 }
 
+// The generic impls below are instantiated once per element type; plain loops and
+// matches keep each instantiation small (iterator adapters and `collect` into a `Result`
+// would compile to several times the code in a debug build).
+
 impl<T: FromValue> FromValue for Option<T> {
     fn from_value(value: Value) -> Result<Self, DispatchError> {
         match value {
             Value::Null => Ok(None),
-            other => T::from_value(other).map(Some),
+            other => match T::from_value(other) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) => Err(e),
+            },
         }
     }
 }
 
 impl<T: FromValue> FromValue for Box<T> {
     fn from_value(value: Value) -> Result<Self, DispatchError> {
-        T::from_value(value).map(Box::new)
+        match T::from_value(value) {
+            Ok(v) => Ok(Box::new(v)),
+            Err(e) => Err(e),
+        }
     }
 }
 
 impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(value: Value) -> Result<Self, DispatchError> {
-        match value {
-            Value::Array(items) => items.into_iter().map(T::from_value).collect(),
-            other => Err(invalid_type(&other, &"a sequence")),
+        let items = match value {
+            Value::Array(items) => items,
+            other => return Err(invalid_type(&other, &"a sequence")),
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match T::from_value(item) {
+                Ok(v) => out.push(v),
+                Err(e) => return Err(e),
+            }
         }
+        Ok(out)
     }
 }
 
 impl<T: FromValue> FromValue for std::collections::BTreeMap<String, T> {
     fn from_value(value: Value) -> Result<Self, DispatchError> {
-        match value {
-            Value::Object(map) => map
-                .into_iter()
-                .map(|(k, v)| T::from_value(v).map(|v| (k, v)))
-                .collect(),
-            other => Err(invalid_type(&other, &"a map")),
+        let map = match value {
+            Value::Object(map) => map,
+            other => return Err(invalid_type(&other, &"a map")),
+        };
+        let mut out = std::collections::BTreeMap::new();
+        for (k, v) in map {
+            match T::from_value(v) {
+                Ok(v) => {
+                    out.insert(k, v);
+                }
+                Err(e) => return Err(e),
+            }
         }
+        Ok(out)
     }
 }
 
@@ -252,9 +277,9 @@ pub fn from_value<T: FromValue>(value: Value) -> Result<T, DispatchError> {
     T::from_value(value)
 }
 
-/// A field that must be present.
-pub fn required<T>(field: Option<T>, key: &'static str) -> Result<T, DispatchError> {
-    field.ok_or_else(|| DispatchError(format!("missing field `{key}`")))
+/// The error for a required field that is absent.
+pub fn missing_field(key: &'static str) -> DispatchError {
+    DispatchError(format!("missing field `{key}`"))
 }
 
 fn unexpected(value: &Value) -> serde::de::Unexpected<'_> {

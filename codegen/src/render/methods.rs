@@ -118,7 +118,7 @@ pub fn render(ir: &Ir) -> TokenStream {
         let name = &m.name;
         let v = format_ident!("{}", rust_name(result));
         Some(quote! {
-            #name => crate::support::from_value(value).map(AnyResult::#v),
+            #name => match crate::support::from_value(value) { ::std::result::Result::Ok(r) => ::std::result::Result::Ok(AnyResult::#v(r)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) },
         })
     });
     let count = ir.methods.len();

@@ -193,7 +193,10 @@ fn struct_impls(
             out.push(quote! {
                 impl crate::support::FromValue for #name {
                     fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
-                        crate::support::from_value(value).map(Self)
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+                            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                        }
                     }
                 }
             });
@@ -299,7 +302,12 @@ fn struct_impls(
         let arms = declared.iter().enumerate().map(|(i, (f, a))| {
             let key = wire(f, a);
             let l = local(i);
-            quote! { #key => #l = ::std::option::Option::Some(crate::support::from_value(value)?), }
+            quote! {
+                #key => match crate::support::from_value(value) {
+                    ::std::result::Result::Ok(v) => #l = ::std::option::Option::Some(v),
+                    ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                },
+            }
         });
         let fallback = match flatten {
             Some(_) => quote! { _ => { rest.insert(key, value); } },
@@ -319,21 +327,44 @@ fn struct_impls(
                 let l = local(index);
                 index += 1;
                 if a.required_nullable || !(a.default || is_option(&f.ty)) {
-                    let key = wire(f, a);
-                    quote! { #ident: crate::support::required(#l, #key)? }
+                    quote! { #ident: #l }
                 } else {
                     quote! { #ident: #l.unwrap_or_default() }
                 }
             })
             .collect();
+        // Required fields are unwrapped before the struct is built. No `?` and no
+        // `Result::map` here: each would instantiate a generic function per type.
+        let mut index = 0;
+        let checks: Vec<TokenStream> = fields
+            .iter()
+            .filter(|(_, a)| !a.flatten)
+            .filter_map(|(f, a)| {
+                let l = local(index);
+                index += 1;
+                (a.required_nullable || !(a.default || is_option(&f.ty))).then(|| {
+                    let key = wire(f, a);
+                    quote! {
+                        let ::std::option::Option::Some(#l) = #l else {
+                            return ::std::result::Result::Err(crate::support::missing_field(#key));
+                        };
+                    }
+                })
+            })
+            .collect();
         let body = if declared.is_empty() && flatten.is_none() {
             quote! {
-                crate::support::object(value, #expecting, #positional)?;
-                ::std::result::Result::Ok(Self {})
+                match crate::support::object(value, #expecting, #positional) {
+                    ::std::result::Result::Ok(_) => ::std::result::Result::Ok(Self {}),
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
         } else {
             quote! {
-                    let object = crate::support::object(value, #expecting, #positional)?;
+                    let object = match crate::support::object(value, #expecting, #positional) {
+                        ::std::result::Result::Ok(object) => object,
+                        ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                    };
                     #(#locals)*
                     #rest_local
                     for (key, value) in object {
@@ -342,6 +373,7 @@ fn struct_impls(
                             #fallback
                         }
                     }
+                    #(#checks)*
                     ::std::result::Result::Ok(Self { #(#inits),* })
             }
         };

@@ -473,11 +473,13 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
         } => {
             let arms = cases.iter().filter_map(|(tag, m)| {
                 let v = variant_of(m)?;
-                Some(quote! { #tag => crate::support::member(value).map(Self::#v), })
+                Some(quote! { #tag => match crate::support::member(value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
             });
             let tags: Vec<&String> = cases.iter().map(|(t, _)| t).collect();
             let fallback = match default.as_ref().and_then(|d| variant_of(d)) {
-                Some(v) => quote! { _ => crate::support::member(value).map(Self::#v), },
+                Some(v) => {
+                    quote! { _ => match crate::support::member(value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, }
+                }
                 None => quote! {
                     other => ::std::result::Result::Err(crate::support::unknown_tag(#key, other, &[#(#tags),*])),
                 },
@@ -510,7 +512,7 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
             });
             let arms = members.iter().enumerate().filter_map(|(i, m)| {
                 let v = variant_of(&m.name)?;
-                Some(quote! { #i => crate::support::member_ref(&value).map(Self::#v), })
+                Some(quote! { #i => match crate::support::member_ref(&value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
             });
             quote! {
                 const SHAPES: &[crate::support::Shape] = &[#(#shapes),*];

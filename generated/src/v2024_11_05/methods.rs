@@ -635,42 +635,125 @@ pub fn parse_result(
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
     let parsed = match method {
         "completion/complete" => {
-            crate::support::from_value(value).map(AnyResult::CompleteResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CompleteResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "initialize" => {
-            crate::support::from_value(value).map(AnyResult::InitializeResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::InitializeResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "logging/setLevel" => {
-            crate::support::from_value(value).map(AnyResult::EmptyResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
-        "ping" => crate::support::from_value(value).map(AnyResult::EmptyResult),
+        "ping" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
         "prompts/get" => {
-            crate::support::from_value(value).map(AnyResult::GetPromptResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::GetPromptResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "prompts/list" => {
-            crate::support::from_value(value).map(AnyResult::ListPromptsResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListPromptsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/list" => {
-            crate::support::from_value(value).map(AnyResult::ListResourcesResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourcesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/read" => {
-            crate::support::from_value(value).map(AnyResult::ReadResourceResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ReadResourceResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/subscribe" => {
-            crate::support::from_value(value).map(AnyResult::EmptyResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/templates/list" => {
-            crate::support::from_value(value).map(AnyResult::ListResourceTemplatesResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourceTemplatesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/unsubscribe" => {
-            crate::support::from_value(value).map(AnyResult::EmptyResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
-        "roots/list" => crate::support::from_value(value).map(AnyResult::ListRootsResult),
+        "roots/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListRootsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
         "sampling/createMessage" => {
-            crate::support::from_value(value).map(AnyResult::CreateMessageResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CreateMessageResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
-        "tools/call" => crate::support::from_value(value).map(AnyResult::CallToolResult),
-        "tools/list" => crate::support::from_value(value).map(AnyResult::ListToolsResult),
+        "tools/call" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CallToolResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tools/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListToolsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
         _ => return ::std::option::Option::None,
     };
     ::std::option::Option::Some(

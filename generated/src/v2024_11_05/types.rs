@@ -76,18 +76,26 @@ impl crate::support::FromValue for Annotated {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Annotated",
             ::std::option::Option::Some(&["annotations"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -144,24 +152,37 @@ impl crate::support::FromValue for AnnotatedAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct AnnotatedAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -238,11 +259,14 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -250,27 +274,45 @@ impl crate::support::FromValue for CallToolResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             extra: rest,
@@ -314,9 +356,30 @@ impl crate::support::FromValue for CallToolResultContentItem {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -387,16 +450,36 @@ impl crate::support::FromValue for ClientNotification {
         }
         match crate::support::tag(&value, "method")? {
             "notifications/cancelled" => {
-                crate::support::member(value).map(Self::CancelledNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/initialized" => {
-                crate::support::member(value).map(Self::InitializedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/progress" => {
-                crate::support::member(value).map(Self::ProgressNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/roots/list_changed" => {
-                crate::support::member(value).map(Self::RootsListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::RootsListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -493,10 +576,29 @@ impl crate::support::FromValue for ClientResult {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::CreateMessageResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                1usize => crate::support::member_ref(&value).map(Self::ListRootsResult),
-                2usize => crate::support::member_ref(&value).map(Self::Result),
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -574,34 +676,53 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -684,7 +805,7 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -699,7 +820,10 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "temperature",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -711,52 +835,100 @@ impl crate::support::FromValue for CreateMessageRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "includeContext" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxTokens" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "metadata" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "modelPreferences" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopSequences" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "systemPrompt" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "temperature" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             include_context: field0.unwrap_or_default(),
-            max_tokens: crate::support::required(field1, "maxTokens")?,
-            messages: crate::support::required(field2, "messages")?,
+            max_tokens: field1,
+            messages: field2,
             metadata: field3.unwrap_or_default(),
             model_preferences: field4.unwrap_or_default(),
             stop_sequences: field5.unwrap_or_default(),
@@ -825,11 +997,14 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -839,40 +1014,74 @@ impl crate::support::FromValue for CreateMessageResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "model" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopReason" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            model: crate::support::required(field2, "model")?,
-            role: crate::support::required(field3, "role")?,
+            model: field2,
+            role: field3,
             stop_reason: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -909,8 +1118,22 @@ impl crate::support::FromValue for CreateMessageResultContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag("type", other, &["text", "image"]),
@@ -969,38 +1192,62 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "resource", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resource" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("resource"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            resource: crate::support::required(field1, "resource")?,
-            type_: crate::support::required(field2, "type")?,
+            resource: field1,
+            type_: field2,
         })
     }
 }
@@ -1051,24 +1298,37 @@ impl crate::support::FromValue for EmbeddedResourceAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct EmbeddedResourceAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1134,11 +1394,14 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1146,28 +1409,46 @@ impl crate::support::FromValue for GetPromptResult {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            messages: crate::support::required(field1, "messages")?,
+            messages: field1,
             meta: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -1213,11 +1494,14 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1225,33 +1509,62 @@ impl crate::support::FromValue for ImageContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            data: crate::support::required(field1, "data")?,
-            mime_type: crate::support::required(field2, "mimeType")?,
-            type_: crate::support::required(field3, "type")?,
+            data: field1,
+            mime_type: field2,
+            type_: field3,
         })
     }
 }
@@ -1302,24 +1615,37 @@ impl crate::support::FromValue for ImageContentAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ImageContentAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1392,11 +1718,14 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1406,41 +1735,81 @@ impl crate::support::FromValue for InitializeResult {
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "instructions" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "serverInfo" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
+            capabilities: field0,
             instructions: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            protocol_version: crate::support::required(field3, "protocolVersion")?,
-            server_info: crate::support::required(field4, "serverInfo")?,
+            protocol_version: field3,
+            server_info: field4,
             extra: rest,
         })
     }
@@ -1512,10 +1881,38 @@ impl crate::support::FromValue for JsonrpcMessage {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::Request),
-                1usize => crate::support::member_ref(&value).map(Self::Notification),
-                2usize => crate::support::member_ref(&value).map(Self::Response),
-                3usize => crate::support::member_ref(&value).map(Self::Error),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Response(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Error(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -1601,11 +1998,14 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1613,29 +2013,49 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceTemplates" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resource_templates: crate::support::required(field2, "resourceTemplates")?,
+            resource_templates: field2,
             extra: rest,
         })
     }
@@ -1696,11 +2116,14 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1708,29 +2131,49 @@ impl crate::support::FromValue for ListResourcesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resources: crate::support::required(field2, "resources")?,
+            resources: field2,
             extra: rest,
         })
     }
@@ -1791,11 +2234,14 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1803,29 +2249,47 @@ impl crate::support::FromValue for ListToolsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            tools: crate::support::required(field2, "tools")?,
+            tools: field2,
             extra: rest,
         })
     }
@@ -1875,34 +2339,53 @@ impl crate::support::FromValue for ProgressNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -1946,37 +2429,63 @@ impl crate::support::FromValue for ProgressNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotificationParams",
             ::std::option::Option::Some(&["progress", "progressToken", "total"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "progress" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progressToken" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "total" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("progress"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("progressToken"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            progress: crate::support::required(field0, "progress")?,
-            progress_token: crate::support::required(field1, "progressToken")?,
+            progress: field0,
+            progress_token: field1,
             total: field2.unwrap_or_default(),
         })
     }
@@ -2014,31 +2523,50 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -2079,9 +2607,30 @@ impl crate::support::FromValue for PromptMessageContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2175,13 +2724,16 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Resource",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "size", "uri"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2191,45 +2743,81 @@ impl crate::support::FromValue for Resource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             mime_type: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
+            name: field3,
             size: field4.unwrap_or_default(),
-            uri: crate::support::required(field5, "uri")?,
+            uri: field5,
         })
     }
 }
@@ -2280,24 +2868,37 @@ impl crate::support::FromValue for ResourceAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -2366,13 +2967,16 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "uriTemplate"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2381,39 +2985,72 @@ impl crate::support::FromValue for ResourceTemplate {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uriTemplate" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             mime_type: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
-            uri_template: crate::support::required(field4, "uriTemplate")?,
+            name: field3,
+            uri_template: field4,
         })
     }
 }
@@ -2464,24 +3101,37 @@ impl crate::support::FromValue for ResourceTemplateAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplateAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -2522,31 +3172,50 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -2581,8 +3250,22 @@ impl crate::support::FromValue for SamplingMessageContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag("type", other, &["text", "image"]),
@@ -2669,13 +3352,16 @@ impl crate::support::FromValue for ServerCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilities",
             ::std::option::Option::Some(
                 &["experimental", "logging", "prompts", "resources", "tools"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2684,29 +3370,54 @@ impl crate::support::FromValue for ServerCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "experimental" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "logging" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -2782,25 +3493,62 @@ impl crate::support::FromValue for ServerNotification {
         }
         match crate::support::tag(&value, "method")? {
             "notifications/cancelled" => {
-                crate::support::member(value).map(Self::CancelledNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/progress" => {
-                crate::support::member(value).map(Self::ProgressNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/list_changed" => {
-                crate::support::member(value).map(Self::ResourceListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ResourceListChangedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/updated" => {
-                crate::support::member(value).map(Self::ResourceUpdatedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceUpdatedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/prompts/list_changed" => {
-                crate::support::member(value).map(Self::PromptListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PromptListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/tools/list_changed" => {
-                crate::support::member(value).map(Self::ToolListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/message" => {
-                crate::support::member(value).map(Self::LoggingMessageNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::LoggingMessageNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -2889,11 +3637,30 @@ impl crate::support::FromValue for ServerRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "ping" => crate::support::member(value).map(Self::PingRequest),
-            "sampling/createMessage" => {
-                crate::support::member(value).map(Self::CreateMessageRequest)
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -3061,23 +3828,88 @@ impl crate::support::FromValue for ServerResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::InitializeResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::ListResourcesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::ListResourceTemplatesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListPromptsResult),
-                5usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
-                6usize => crate::support::member_ref(&value).map(Self::ListToolsResult),
-                7usize => crate::support::member_ref(&value).map(Self::CallToolResult),
-                8usize => crate::support::member_ref(&value).map(Self::CompleteResult),
-                9usize => crate::support::member_ref(&value).map(Self::Result),
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -3168,38 +4000,62 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "text", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "text" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            text: crate::support::required(field1, "text")?,
-            type_: crate::support::required(field2, "type")?,
+            text: field1,
+            type_: field2,
         })
     }
 }
@@ -3250,24 +4106,37 @@ impl crate::support::FromValue for TextContentAnnotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TextContentAnnotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -3316,38 +4185,64 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Tool",
             ::std::option::Option::Some(&["description", "inputSchema", "name"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputSchema" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            input_schema: crate::support::required(field1, "inputSchema")?,
-            name: crate::support::required(field2, "name")?,
+            input_schema: field1,
+            name: field2,
         })
     }
 }

@@ -98,24 +98,37 @@ impl crate::support::FromValue for Annotations {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Annotations",
             ::std::option::Option::Some(&["audience", "priority"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "audience" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "priority" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -167,11 +180,14 @@ impl crate::support::FromValue for AudioContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct AudioContent",
             ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -179,33 +195,62 @@ impl crate::support::FromValue for AudioContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            data: crate::support::required(field1, "data")?,
-            mime_type: crate::support::required(field2, "mimeType")?,
-            type_: crate::support::required(field3, "type")?,
+            data: field1,
+            mime_type: field2,
+            type_: field3,
         })
     }
 }
@@ -275,11 +320,14 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -287,27 +335,45 @@ impl crate::support::FromValue for CallToolResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             extra: rest,
@@ -357,10 +423,38 @@ impl crate::support::FromValue for CallToolResultContentItem {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -445,10 +539,29 @@ impl crate::support::FromValue for ClientResult {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::CreateMessageResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                1usize => crate::support::member_ref(&value).map(Self::ListRootsResult),
-                2usize => crate::support::member_ref(&value).map(Self::Result),
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -526,34 +639,53 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -636,7 +768,7 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -651,7 +783,10 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "temperature",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -663,52 +798,100 @@ impl crate::support::FromValue for CreateMessageRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "includeContext" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxTokens" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "metadata" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "modelPreferences" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopSequences" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "systemPrompt" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "temperature" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             include_context: field0.unwrap_or_default(),
-            max_tokens: crate::support::required(field1, "maxTokens")?,
-            messages: crate::support::required(field2, "messages")?,
+            max_tokens: field1,
+            messages: field2,
             metadata: field3.unwrap_or_default(),
             model_preferences: field4.unwrap_or_default(),
             stop_sequences: field5.unwrap_or_default(),
@@ -777,11 +960,14 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -791,40 +977,74 @@ impl crate::support::FromValue for CreateMessageResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "model" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopReason" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            model: crate::support::required(field2, "model")?,
-            role: crate::support::required(field3, "role")?,
+            model: field2,
+            role: field3,
             stop_reason: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -867,9 +1087,30 @@ impl crate::support::FromValue for CreateMessageResultContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -934,38 +1175,62 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "resource", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resource" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("resource"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            resource: crate::support::required(field1, "resource")?,
-            type_: crate::support::required(field2, "type")?,
+            resource: field1,
+            type_: field2,
         })
     }
 }
@@ -1024,11 +1289,14 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1036,28 +1304,46 @@ impl crate::support::FromValue for GetPromptResult {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            messages: crate::support::required(field1, "messages")?,
+            messages: field1,
             meta: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -1104,11 +1390,14 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1116,33 +1405,62 @@ impl crate::support::FromValue for ImageContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            data: crate::support::required(field1, "data")?,
-            mime_type: crate::support::required(field2, "mimeType")?,
-            type_: crate::support::required(field3, "type")?,
+            data: field1,
+            mime_type: field2,
+            type_: field3,
         })
     }
 }
@@ -1208,11 +1526,14 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1222,41 +1543,81 @@ impl crate::support::FromValue for InitializeResult {
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "instructions" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "serverInfo" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
+            capabilities: field0,
             instructions: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            protocol_version: crate::support::required(field3, "protocolVersion")?,
-            server_info: crate::support::required(field4, "serverInfo")?,
+            protocol_version: field3,
+            server_info: field4,
             extra: rest,
         })
     }
@@ -1301,7 +1662,10 @@ impl crate::support::FromValue for JsonrpcBatchRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequest {
@@ -1395,7 +1759,10 @@ impl crate::support::FromValue for JsonrpcBatchResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchResponse {
@@ -1534,10 +1901,38 @@ impl crate::support::FromValue for JsonrpcMessage {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::Variant0),
-                1usize => crate::support::member_ref(&value).map(Self::Variant1),
-                2usize => crate::support::member_ref(&value).map(Self::Variant3),
-                3usize => crate::support::member_ref(&value).map(Self::Variant4),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant0(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant1(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant3(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant4(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -1731,11 +2126,14 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1743,29 +2141,49 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceTemplates" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resource_templates: crate::support::required(field2, "resourceTemplates")?,
+            resource_templates: field2,
             extra: rest,
         })
     }
@@ -1826,11 +2244,14 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1838,29 +2259,49 @@ impl crate::support::FromValue for ListResourcesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resources: crate::support::required(field2, "resources")?,
+            resources: field2,
             extra: rest,
         })
     }
@@ -1921,11 +2362,14 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1933,29 +2377,47 @@ impl crate::support::FromValue for ListToolsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            tools: crate::support::required(field2, "tools")?,
+            tools: field2,
             extra: rest,
         })
     }
@@ -1993,31 +2455,50 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -2064,10 +2545,38 @@ impl crate::support::FromValue for PromptMessageContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2163,13 +2672,16 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Resource",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "size", "uri"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2179,45 +2691,81 @@ impl crate::support::FromValue for Resource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             mime_type: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
+            name: field3,
             size: field4.unwrap_or_default(),
-            uri: crate::support::required(field5, "uri")?,
+            uri: field5,
         })
     }
 }
@@ -2280,13 +2828,16 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
                 &["annotations", "description", "mimeType", "name", "uriTemplate"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2295,39 +2846,72 @@ impl crate::support::FromValue for ResourceTemplate {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uriTemplate" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             mime_type: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
-            uri_template: crate::support::required(field4, "uriTemplate")?,
+            name: field3,
+            uri_template: field4,
         })
     }
 }
@@ -2361,31 +2945,50 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -2426,9 +3029,30 @@ impl crate::support::FromValue for SamplingMessageContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2490,11 +3114,30 @@ impl crate::support::FromValue for ServerRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "ping" => crate::support::member(value).map(Self::PingRequest),
-            "sampling/createMessage" => {
-                crate::support::member(value).map(Self::CreateMessageRequest)
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2662,23 +3305,88 @@ impl crate::support::FromValue for ServerResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::InitializeResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::ListResourcesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::ListResourceTemplatesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListPromptsResult),
-                5usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
-                6usize => crate::support::member_ref(&value).map(Self::ListToolsResult),
-                7usize => crate::support::member_ref(&value).map(Self::CallToolResult),
-                8usize => crate::support::member_ref(&value).map(Self::CompleteResult),
-                9usize => crate::support::member_ref(&value).map(Self::Result),
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -2770,38 +3478,62 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "text", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "text" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            text: crate::support::required(field1, "text")?,
-            type_: crate::support::required(field2, "type")?,
+            text: field1,
+            type_: field2,
         })
     }
 }
@@ -2853,13 +3585,16 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Tool",
             ::std::option::Option::Some(
                 &["annotations", "description", "inputSchema", "name"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2867,33 +3602,61 @@ impl crate::support::FromValue for Tool {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputSchema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            input_schema: crate::support::required(field2, "inputSchema")?,
-            name: crate::support::required(field3, "name")?,
+            input_schema: field2,
+            name: field3,
         })
     }
 }

@@ -126,11 +126,14 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -139,32 +142,55 @@ impl crate::support::FromValue for CallToolResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "structuredContent" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             structured_content: field3.unwrap_or_default(),
@@ -236,13 +262,16 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "roots", "sampling"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -250,24 +279,44 @@ impl crate::support::FromValue for ClientCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "elicitation" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "experimental" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "roots" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "sampling" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -377,32 +426,109 @@ impl crate::support::FromValue for ClientRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "initialize" => crate::support::member(value).map(Self::InitializeRequest),
-            "ping" => crate::support::member(value).map(Self::PingRequest),
+            "initialize" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "resources/list" => {
-                crate::support::member(value).map(Self::ListResourcesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/templates/list" => {
-                crate::support::member(value).map(Self::ListResourceTemplatesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/read" => {
-                crate::support::member(value).map(Self::ReadResourceRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/subscribe" => {
-                crate::support::member(value).map(Self::SubscribeRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/unsubscribe" => {
-                crate::support::member(value).map(Self::UnsubscribeRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "prompts/list" => crate::support::member(value).map(Self::ListPromptsRequest),
-            "prompts/get" => crate::support::member(value).map(Self::GetPromptRequest),
-            "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-            "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "logging/setLevel" => {
-                crate::support::member(value).map(Self::SetLevelRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "completion/complete" => {
-                crate::support::member(value).map(Self::CompleteRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -544,11 +670,37 @@ impl crate::support::FromValue for ClientResult {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::CreateMessageResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                1usize => crate::support::member_ref(&value).map(Self::ListRootsResult),
-                2usize => crate::support::member_ref(&value).map(Self::ElicitResult),
-                3usize => crate::support::member_ref(&value).map(Self::Result),
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -627,34 +779,53 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -695,38 +866,62 @@ impl crate::support::FromValue for CompleteRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "ref"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "argument" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "context" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ref" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
         ::std::result::Result::Ok(Self {
-            argument: crate::support::required(field0, "argument")?,
+            argument: field0,
             context: field1.unwrap_or_default(),
-            ref_: crate::support::required(field2, "ref")?,
+            ref_: field2,
         })
     }
 }
@@ -779,11 +974,46 @@ impl crate::support::FromValue for ContentBlock {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -857,34 +1087,53 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -969,7 +1218,7 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -984,7 +1233,10 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "temperature",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -996,52 +1248,100 @@ impl crate::support::FromValue for CreateMessageRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "includeContext" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxTokens" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "metadata" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "modelPreferences" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopSequences" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "systemPrompt" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "temperature" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             include_context: field0.unwrap_or_default(),
-            max_tokens: crate::support::required(field1, "maxTokens")?,
-            messages: crate::support::required(field2, "messages")?,
+            max_tokens: field1,
+            messages: field2,
             metadata: field3.unwrap_or_default(),
             model_preferences: field4.unwrap_or_default(),
             stop_sequences: field5.unwrap_or_default(),
@@ -1110,11 +1410,14 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1124,40 +1427,74 @@ impl crate::support::FromValue for CreateMessageResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "model" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopReason" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            model: crate::support::required(field2, "model")?,
-            role: crate::support::required(field3, "role")?,
+            model: field2,
+            role: field3,
             stop_reason: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -1200,9 +1537,30 @@ impl crate::support::FromValue for CreateMessageResultContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -1272,34 +1630,53 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -1335,31 +1712,52 @@ impl crate::support::FromValue for ElicitRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestParams",
             ::std::option::Option::Some(&["message", "requestedSchema"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestedSchema" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            message: crate::support::required(field0, "message")?,
-            requested_schema: crate::support::required(field1, "requestedSchema")?,
+            message: field0,
+            requested_schema: field1,
         })
     }
 }
@@ -1404,38 +1802,64 @@ impl crate::support::FromValue for ElicitRequestParamsRequestedSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestParamsRequestedSchema",
             ::std::option::Option::Some(&["properties", "required", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            properties: crate::support::required(field0, "properties")?,
+            properties: field0,
             required: field1.unwrap_or_default(),
-            type_: crate::support::required(field2, "type")?,
+            type_: field2,
         })
     }
 }
@@ -1532,11 +1956,14 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1544,27 +1971,45 @@ impl crate::support::FromValue for ElicitResult {
         for (key, value) in object {
             match key.as_str() {
                 "action" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "content" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
         ::std::result::Result::Ok(Self {
-            action: crate::support::required(field0, "action")?,
+            action: field0,
             content: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             extra: rest,
@@ -1689,13 +2134,16 @@ impl crate::support::FromValue for EnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct EnumSchema",
             ::std::option::Option::Some(
                 &["description", "enum", "enumNames", "title", "type"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1704,39 +2152,70 @@ impl crate::support::FromValue for EnumSchema {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "enum" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "enumNames" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("enum"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            enum_: crate::support::required(field1, "enum")?,
+            enum_: field1,
             enum_names: field2.unwrap_or_default(),
             title: field3.unwrap_or_default(),
-            type_: crate::support::required(field4, "type")?,
+            type_: field4,
         })
     }
 }
@@ -1826,11 +2305,14 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1838,28 +2320,46 @@ impl crate::support::FromValue for GetPromptResult {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            messages: crate::support::required(field1, "messages")?,
+            messages: field1,
             meta: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -1908,38 +2408,62 @@ impl crate::support::FromValue for Implementation {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Implementation",
             ::std::option::Option::Some(&["name", "title", "version"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "name" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "version" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("version"));
+        };
         ::std::result::Result::Ok(Self {
-            name: crate::support::required(field0, "name")?,
+            name: field0,
             title: field1.unwrap_or_default(),
-            version: crate::support::required(field2, "version")?,
+            version: field2,
         })
     }
 }
@@ -1988,34 +2512,53 @@ impl crate::support::FromValue for InitializeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -2053,40 +2596,73 @@ impl crate::support::FromValue for InitializeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeRequestParams",
             ::std::option::Option::Some(
                 &["capabilities", "clientInfo", "protocolVersion"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "clientInfo" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("clientInfo"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
-            client_info: crate::support::required(field1, "clientInfo")?,
-            protocol_version: crate::support::required(field2, "protocolVersion")?,
+            capabilities: field0,
+            client_info: field1,
+            protocol_version: field2,
         })
     }
 }
@@ -2152,11 +2728,14 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2166,41 +2745,81 @@ impl crate::support::FromValue for InitializeResult {
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "instructions" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "serverInfo" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
+            capabilities: field0,
             instructions: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            protocol_version: crate::support::required(field3, "protocolVersion")?,
-            server_info: crate::support::required(field4, "serverInfo")?,
+            protocol_version: field3,
+            server_info: field4,
             extra: rest,
         })
     }
@@ -2272,10 +2891,38 @@ impl crate::support::FromValue for JsonrpcMessage {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::Request),
-                1usize => crate::support::member_ref(&value).map(Self::Notification),
-                2usize => crate::support::member_ref(&value).map(Self::Response),
-                3usize => crate::support::member_ref(&value).map(Self::Error),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Response(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Error(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -2343,11 +2990,14 @@ impl crate::support::FromValue for JsonrpcRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2355,32 +3005,61 @@ impl crate::support::FromValue for JsonrpcRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
         })
     }
@@ -2430,19 +3109,27 @@ impl crate::support::FromValue for JsonrpcRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcRequestParams",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -2501,19 +3188,27 @@ impl crate::support::FromValue for JsonrpcRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -2582,11 +3277,14 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2594,29 +3292,47 @@ impl crate::support::FromValue for ListPromptsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            prompts: crate::support::required(field2, "prompts")?,
+            prompts: field2,
             extra: rest,
         })
     }
@@ -2677,11 +3393,14 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2689,29 +3408,49 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceTemplates" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resource_templates: crate::support::required(field2, "resourceTemplates")?,
+            resource_templates: field2,
             extra: rest,
         })
     }
@@ -2772,11 +3511,14 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2784,29 +3526,49 @@ impl crate::support::FromValue for ListResourcesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resources: crate::support::required(field2, "resources")?,
+            resources: field2,
             extra: rest,
         })
     }
@@ -2864,33 +3626,49 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
+            method: field0,
             params: field1.unwrap_or_default(),
             extra: rest,
         })
@@ -2941,19 +3719,27 @@ impl crate::support::FromValue for ListRootsRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequestParams",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3012,19 +3798,27 @@ impl crate::support::FromValue for ListRootsRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3093,11 +3887,14 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3105,29 +3902,47 @@ impl crate::support::FromValue for ListToolsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            tools: crate::support::required(field2, "tools")?,
+            tools: field2,
             extra: rest,
         })
     }
@@ -3186,13 +4001,16 @@ impl crate::support::FromValue for NumberSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct NumberSchema",
             ::std::option::Option::Some(
                 &["description", "maximum", "minimum", "title", "type"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3201,39 +4019,67 @@ impl crate::support::FromValue for NumberSchema {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maximum" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minimum" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
             maximum: field1.unwrap_or_default(),
             minimum: field2.unwrap_or_default(),
             title: field3.unwrap_or_default(),
-            type_: crate::support::required(field4, "type")?,
+            type_: field4,
         })
     }
 }
@@ -3284,33 +4130,49 @@ impl crate::support::FromValue for PingRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PingRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
+            method: field0,
             params: field1.unwrap_or_default(),
             extra: rest,
         })
@@ -3361,19 +4223,27 @@ impl crate::support::FromValue for PingRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PingRequestParams",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3432,19 +4302,27 @@ impl crate::support::FromValue for PingRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PingRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3535,10 +4413,38 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
-                3usize => crate::support::member_ref(&value).map(Self::EnumSchema),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::EnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -3636,13 +4542,16 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "_meta", "name", "title"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3651,38 +4560,66 @@ impl crate::support::FromValue for Prompt {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
+            name: field3,
             title: field4.unwrap_or_default(),
         })
     }
@@ -3720,31 +4657,50 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -3782,30 +4738,46 @@ impl crate::support::FromValue for Request {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Request",
             ::std::option::Option::Some(&["method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
+            method: field0,
             params: field1.unwrap_or_default(),
         })
     }
@@ -3855,19 +4827,27 @@ impl crate::support::FromValue for RequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestParams",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3926,19 +4906,27 @@ impl crate::support::FromValue for RequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -4039,7 +5027,7 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -4054,7 +5042,10 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4066,57 +5057,103 @@ impl crate::support::FromValue for Resource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             mime_type: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             size: field5.unwrap_or_default(),
             title: field6.unwrap_or_default(),
-            uri: crate::support::required(field7, "uri")?,
+            uri: field7,
         })
     }
 }
@@ -4212,7 +5249,7 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -4228,7 +5265,10 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4241,63 +5281,117 @@ impl crate::support::FromValue for ResourceLink {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             mime_type: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             size: field5.unwrap_or_default(),
             title: field6.unwrap_or_default(),
-            type_: crate::support::required(field7, "type")?,
-            uri: crate::support::required(field8, "uri")?,
+            type_: field7,
+            uri: field8,
         })
     }
 }
@@ -4379,7 +5473,7 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -4393,7 +5487,10 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4404,51 +5501,94 @@ impl crate::support::FromValue for ResourceTemplate {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uriTemplate" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             mime_type: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             title: field5.unwrap_or_default(),
-            uri_template: crate::support::required(field6, "uriTemplate")?,
+            uri_template: field6,
         })
     }
 }
@@ -4482,31 +5622,50 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -4547,9 +5706,30 @@ impl crate::support::FromValue for SamplingMessageContent {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -4617,13 +5797,37 @@ impl crate::support::FromValue for ServerRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "ping" => crate::support::member(value).map(Self::PingRequest),
-            "sampling/createMessage" => {
-                crate::support::member(value).map(Self::CreateMessageRequest)
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "elicitation/create" => {
-                crate::support::member(value).map(Self::ElicitRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -4800,23 +6004,88 @@ impl crate::support::FromValue for ServerResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::InitializeResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::ListResourcesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::ListResourceTemplatesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListPromptsResult),
-                5usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
-                6usize => crate::support::member_ref(&value).map(Self::ListToolsResult),
-                7usize => crate::support::member_ref(&value).map(Self::CallToolResult),
-                8usize => crate::support::member_ref(&value).map(Self::CompleteResult),
-                9usize => crate::support::member_ref(&value).map(Self::Result),
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -4930,13 +6199,16 @@ impl crate::support::FromValue for StringSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct StringSchema",
             ::std::option::Option::Some(
                 &["description", "format", "maxLength", "minLength", "title", "type"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4946,45 +6218,78 @@ impl crate::support::FromValue for StringSchema {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "format" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxLength" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minLength" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
             format: field1.unwrap_or_default(),
             max_length: field2.unwrap_or_default(),
             min_length: field3.unwrap_or_default(),
             title: field4.unwrap_or_default(),
-            type_: crate::support::required(field5, "type")?,
+            type_: field5,
         })
     }
 }
@@ -5067,7 +6372,7 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -5081,7 +6386,10 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5092,49 +6400,92 @@ impl crate::support::FromValue for Tool {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputSchema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "outputSchema" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            input_schema: crate::support::required(field2, "inputSchema")?,
+            input_schema: field2,
             meta: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             output_schema: field5.unwrap_or_default(),
             title: field6.unwrap_or_default(),
         })
@@ -5197,11 +6548,14 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5209,29 +6563,47 @@ impl crate::support::FromValue for ToolOutputSchema {
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             properties: field0.unwrap_or_default(),
             required: field1.unwrap_or_default(),
-            type_: crate::support::required(field2, "type")?,
+            type_: field2,
             extra: rest,
         })
     }

@@ -92,11 +92,14 @@ impl crate::support::FromValue for CallToolRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -105,35 +108,67 @@ impl crate::support::FromValue for CallToolRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -195,11 +230,14 @@ impl crate::support::FromValue for CallToolRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolRequestParams",
             ::std::option::Option::Some(&["arguments", "_meta", "name", "task"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -207,32 +245,55 @@ impl crate::support::FromValue for CallToolRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            name: crate::support::required(field2, "name")?,
+            name: field2,
             task: field3.unwrap_or_default(),
         })
     }
@@ -283,19 +344,27 @@ impl crate::support::FromValue for CallToolRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -382,11 +451,14 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -395,32 +467,55 @@ impl crate::support::FromValue for CallToolResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "structuredContent" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             structured_content: field3.unwrap_or_default(),
@@ -477,11 +572,14 @@ impl crate::support::FromValue for CancelTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelTaskRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -490,35 +588,67 @@ impl crate::support::FromValue for CancelTaskRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -583,25 +713,34 @@ impl crate::support::FromValue for CancelTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "taskId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            task_id: crate::support::required(field0, "taskId")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestParams {
@@ -681,11 +820,14 @@ impl crate::support::FromValue for CancelTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelTaskResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -698,59 +840,118 @@ impl crate::support::FromValue for CancelTaskResult {
         for (key, value) in object {
             match key.as_str() {
                 "createdAt" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "lastUpdatedAt" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "pollInterval" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "status" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "statusMessage" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "taskId" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttl" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
         ::std::result::Result::Ok(Self {
-            created_at: crate::support::required(field0, "createdAt")?,
-            last_updated_at: crate::support::required(field1, "lastUpdatedAt")?,
+            created_at: field0,
+            last_updated_at: field1,
             meta: field2.unwrap_or_default(),
             poll_interval: field3.unwrap_or_default(),
-            status: crate::support::required(field4, "status")?,
+            status: field4,
             status_message: field5.unwrap_or_default(),
-            task_id: crate::support::required(field6, "taskId")?,
-            ttl: crate::support::required(field7, "ttl")?,
+            task_id: field6,
+            ttl: field7,
             extra: rest,
         })
     }
@@ -810,11 +1011,14 @@ impl crate::support::FromValue for CancelledNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelledNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -822,29 +1026,53 @@ impl crate::support::FromValue for CancelledNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -904,30 +1132,48 @@ impl crate::support::FromValue for CancelledNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelledNotificationParams",
             ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "reason" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestId" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1004,13 +1250,16 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "roots", "sampling", "tasks"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1019,29 +1268,54 @@ impl crate::support::FromValue for ClientCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "elicitation" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "experimental" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "roots" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "sampling" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tasks" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1106,30 +1380,48 @@ impl crate::support::FromValue for ClientCapabilitiesTasks {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilitiesTasks",
             ::std::option::Option::Some(&["cancel", "list", "requests"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "cancel" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "list" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requests" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1181,24 +1473,37 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequests {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilitiesTasksRequests",
             ::std::option::Option::Some(&["elicitation", "sampling"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "elicitation" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "sampling" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1245,18 +1550,26 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequestsElicitation {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilitiesTasksRequestsElicitation",
             ::std::option::Option::Some(&["create"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "create" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1302,18 +1615,26 @@ impl crate::support::FromValue for ClientCapabilitiesTasksRequestsSampling {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilitiesTasksRequestsSampling",
             ::std::option::Option::Some(&["createMessage"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "createMessage" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1373,19 +1694,44 @@ impl crate::support::FromValue for ClientNotification {
         }
         match crate::support::tag(&value, "method")? {
             "notifications/cancelled" => {
-                crate::support::member(value).map(Self::CancelledNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/initialized" => {
-                crate::support::member(value).map(Self::InitializedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/progress" => {
-                crate::support::member(value).map(Self::ProgressNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/tasks/status" => {
-                crate::support::member(value).map(Self::TaskStatusNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TaskStatusNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/roots/list_changed" => {
-                crate::support::member(value).map(Self::RootsListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::RootsListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -1550,38 +1896,141 @@ impl crate::support::FromValue for ClientRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "initialize" => crate::support::member(value).map(Self::InitializeRequest),
-            "ping" => crate::support::member(value).map(Self::PingRequest),
+            "initialize" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "resources/list" => {
-                crate::support::member(value).map(Self::ListResourcesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/templates/list" => {
-                crate::support::member(value).map(Self::ListResourceTemplatesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/read" => {
-                crate::support::member(value).map(Self::ReadResourceRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/subscribe" => {
-                crate::support::member(value).map(Self::SubscribeRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/unsubscribe" => {
-                crate::support::member(value).map(Self::UnsubscribeRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "prompts/list" => crate::support::member(value).map(Self::ListPromptsRequest),
-            "prompts/get" => crate::support::member(value).map(Self::GetPromptRequest),
-            "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-            "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
-            "tasks/get" => crate::support::member(value).map(Self::GetTaskRequest),
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "tasks/result" => {
-                crate::support::member(value).map(Self::GetTaskPayloadRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskPayloadRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "tasks/cancel" => crate::support::member(value).map(Self::CancelTaskRequest),
-            "tasks/list" => crate::support::member(value).map(Self::ListTasksRequest),
+            "tasks/cancel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListTasksRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "logging/setLevel" => {
-                crate::support::member(value).map(Self::SetLevelRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "completion/complete" => {
-                crate::support::member(value).map(Self::CompleteRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -1800,17 +2249,69 @@ impl crate::support::FromValue for ClientResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::GetTaskResult),
-                1usize => crate::support::member_ref(&value).map(Self::CancelTaskResult),
-                2usize => crate::support::member_ref(&value).map(Self::ListTasksResult),
-                3usize => {
-                    crate::support::member_ref(&value).map(Self::CreateMessageResult)
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListRootsResult),
-                5usize => crate::support::member_ref(&value).map(Self::ElicitResult),
-                6usize => crate::support::member_ref(&value).map(Self::Result),
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListTasksResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 7usize => {
-                    crate::support::member_ref(&value).map(Self::GetTaskPayloadResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskPayloadResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -1906,11 +2407,14 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1919,35 +2423,67 @@ impl crate::support::FromValue for CompleteRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -1995,11 +2531,14 @@ impl crate::support::FromValue for CompleteRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2007,33 +2546,59 @@ impl crate::support::FromValue for CompleteRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "argument" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "context" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ref" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
         ::std::result::Result::Ok(Self {
-            argument: crate::support::required(field0, "argument")?,
+            argument: field0,
             context: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            ref_: crate::support::required(field3, "ref")?,
+            ref_: field3,
         })
     }
 }
@@ -2083,19 +2648,27 @@ impl crate::support::FromValue for CompleteRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -2158,33 +2731,51 @@ impl crate::support::FromValue for CompleteResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "completion" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("completion"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            completion: crate::support::required(field0, "completion")?,
+            completion: field0,
             meta: field1.unwrap_or_default(),
             extra: rest,
         })
@@ -2234,38 +2825,59 @@ impl crate::support::FromValue for CompleteResultCompletion {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteResultCompletion",
             ::std::option::Option::Some(&["hasMore", "total", "values"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "hasMore" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "total" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "values" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("values"));
+        };
         ::std::result::Result::Ok(Self {
             has_more: field0.unwrap_or_default(),
             total: field1.unwrap_or_default(),
-            values: crate::support::required(field2, "values")?,
+            values: field2,
         })
     }
 }
@@ -2318,11 +2930,46 @@ impl crate::support::FromValue for ContentBlock {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2400,11 +3047,14 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2413,35 +3063,67 @@ impl crate::support::FromValue for CreateMessageRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -2567,7 +3249,7 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -2586,7 +3268,10 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "tools",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2602,72 +3287,140 @@ impl crate::support::FromValue for CreateMessageRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "includeContext" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxTokens" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "metadata" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "modelPreferences" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopSequences" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "systemPrompt" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "temperature" => {
-                    field9 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "toolChoice" => {
-                    field10 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field10 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field11 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field11 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             include_context: field0.unwrap_or_default(),
-            max_tokens: crate::support::required(field1, "maxTokens")?,
-            messages: crate::support::required(field2, "messages")?,
+            max_tokens: field1,
+            messages: field2,
             meta: field3.unwrap_or_default(),
             metadata: field4.unwrap_or_default(),
             model_preferences: field5.unwrap_or_default(),
@@ -2726,19 +3479,27 @@ impl crate::support::FromValue for CreateMessageRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -2821,11 +3582,14 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2835,40 +3599,74 @@ impl crate::support::FromValue for CreateMessageResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "model" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopReason" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            model: crate::support::required(field2, "model")?,
-            role: crate::support::required(field3, "role")?,
+            model: field2,
+            role: field3,
             stop_reason: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -2930,11 +3728,46 @@ impl crate::support::FromValue for CreateMessageResultContent {
             return crate::support::member(value.clone()).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -3016,34 +3849,50 @@ impl crate::support::FromValue for CreateTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateTaskResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("task"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            task: crate::support::required(field1, "task")?,
+            task: field1,
             extra: rest,
         })
     }
@@ -3097,11 +3946,14 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3110,35 +3962,67 @@ impl crate::support::FromValue for ElicitRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -3200,13 +4084,16 @@ impl crate::support::FromValue for ElicitRequestFormParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestFormParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "mode", "requestedSchema", "task"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3215,38 +4102,71 @@ impl crate::support::FromValue for ElicitRequestFormParams {
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mode" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestedSchema" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            message: crate::support::required(field0, "message")?,
+            message: field0,
             meta: field1.unwrap_or_default(),
             mode: field2.unwrap_or_default(),
-            requested_schema: crate::support::required(field3, "requestedSchema")?,
+            requested_schema: field3,
             task: field4.unwrap_or_default(),
         })
     }
@@ -3297,19 +4217,27 @@ impl crate::support::FromValue for ElicitRequestFormParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestFormParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3370,11 +4298,14 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestFormParamsRequestedSchema",
             ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3382,33 +4313,61 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "$schema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            properties: crate::support::required(field0, "properties")?,
+            properties: field0,
             required: field1.unwrap_or_default(),
             schema: field2.unwrap_or_default(),
-            type_: crate::support::required(field3, "type")?,
+            type_: field3,
         })
     }
 }
@@ -3457,8 +4416,22 @@ impl crate::support::FromValue for ElicitRequestParams {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::UrlParams),
-                1usize => crate::support::member_ref(&value).map(Self::FormParams),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UrlParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::FormParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -3544,13 +4517,16 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestUrlParams",
             ::std::option::Option::Some(
                 &["elicitationId", "message", "_meta", "mode", "task", "url"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3560,45 +4536,89 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
         for (key, value) in object {
             match key.as_str() {
                 "elicitationId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mode" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "url" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitationId"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mode"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("url"));
+        };
         ::std::result::Result::Ok(Self {
-            elicitation_id: crate::support::required(field0, "elicitationId")?,
-            message: crate::support::required(field1, "message")?,
+            elicitation_id: field0,
+            message: field1,
             meta: field2.unwrap_or_default(),
-            mode: crate::support::required(field3, "mode")?,
+            mode: field3,
             task: field4.unwrap_or_default(),
-            url: crate::support::required(field5, "url")?,
+            url: field5,
         })
     }
 }
@@ -3648,19 +4668,27 @@ impl crate::support::FromValue for ElicitRequestUrlParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestUrlParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -3736,11 +4764,14 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3748,27 +4779,45 @@ impl crate::support::FromValue for ElicitResult {
         for (key, value) in object {
             match key.as_str() {
                 "action" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "content" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
         ::std::result::Result::Ok(Self {
-            action: crate::support::required(field0, "action")?,
+            action: field0,
             content: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             extra: rest,
@@ -3946,11 +4995,14 @@ impl crate::support::FromValue for ElicitationCompleteNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitationCompleteNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3958,29 +5010,53 @@ impl crate::support::FromValue for ElicitationCompleteNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -4047,25 +5123,36 @@ impl crate::support::FromValue for ElicitationCompleteNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitationCompleteNotificationParams",
             ::std::option::Option::Some(&["elicitationId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "elicitationId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            elicitation_id: crate::support::required(field0, "elicitationId")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitationId"),
+            );
+        };
+        ::std::result::Result::Ok(Self { elicitation_id: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationParams {
@@ -4170,23 +5257,52 @@ impl crate::support::FromValue for EnumSchema {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 4usize => {
-                    crate::support::member_ref(&value).map(Self::LegacyTitledEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -4267,38 +5383,62 @@ impl crate::support::FromValue for ErrorObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ErrorObject",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -4351,11 +5491,14 @@ impl crate::support::FromValue for GetPromptRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4364,35 +5507,67 @@ impl crate::support::FromValue for GetPromptRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -4442,38 +5617,59 @@ impl crate::support::FromValue for GetPromptRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptRequestParams",
             ::std::option::Option::Some(&["arguments", "_meta", "name"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            name: crate::support::required(field2, "name")?,
+            name: field2,
         })
     }
 }
@@ -4523,19 +5719,27 @@ impl crate::support::FromValue for GetPromptRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -4603,11 +5807,14 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4615,28 +5822,46 @@ impl crate::support::FromValue for GetPromptResult {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            messages: crate::support::required(field1, "messages")?,
+            messages: field1,
             meta: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -4691,11 +5916,14 @@ impl crate::support::FromValue for GetTaskPayloadRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskPayloadRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4704,35 +5932,67 @@ impl crate::support::FromValue for GetTaskPayloadRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -4797,25 +6057,34 @@ impl crate::support::FromValue for GetTaskPayloadRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskPayloadRequestParams",
             ::std::option::Option::Some(&["taskId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "taskId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            task_id: crate::support::required(field0, "taskId")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestParams {
@@ -4868,19 +6137,27 @@ impl crate::support::FromValue for GetTaskPayloadResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskPayloadResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -4942,11 +6219,14 @@ impl crate::support::FromValue for GetTaskRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4955,35 +6235,67 @@ impl crate::support::FromValue for GetTaskRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -5048,25 +6360,34 @@ impl crate::support::FromValue for GetTaskRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskRequestParams",
             ::std::option::Option::Some(&["taskId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "taskId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            task_id: crate::support::required(field0, "taskId")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetTaskRequestParams {
@@ -5146,11 +6467,14 @@ impl crate::support::FromValue for GetTaskResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetTaskResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5163,59 +6487,118 @@ impl crate::support::FromValue for GetTaskResult {
         for (key, value) in object {
             match key.as_str() {
                 "createdAt" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "lastUpdatedAt" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "pollInterval" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "status" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "statusMessage" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "taskId" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttl" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
         ::std::result::Result::Ok(Self {
-            created_at: crate::support::required(field0, "createdAt")?,
-            last_updated_at: crate::support::required(field1, "lastUpdatedAt")?,
+            created_at: field0,
+            last_updated_at: field1,
             meta: field2.unwrap_or_default(),
             poll_interval: field3.unwrap_or_default(),
-            status: crate::support::required(field4, "status")?,
+            status: field4,
             status_message: field5.unwrap_or_default(),
-            task_id: crate::support::required(field6, "taskId")?,
-            ttl: crate::support::required(field7, "ttl")?,
+            task_id: field6,
+            ttl: field7,
             extra: rest,
         })
     }
@@ -5269,11 +6652,14 @@ impl crate::support::FromValue for InitializeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5282,35 +6668,67 @@ impl crate::support::FromValue for InitializeRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -5354,13 +6772,16 @@ impl crate::support::FromValue for InitializeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeRequestParams",
             ::std::option::Option::Some(
                 &["capabilities", "clientInfo", "_meta", "protocolVersion"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5368,33 +6789,68 @@ impl crate::support::FromValue for InitializeRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "clientInfo" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("clientInfo"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
-            client_info: crate::support::required(field1, "clientInfo")?,
+            capabilities: field0,
+            client_info: field1,
             meta: field2.unwrap_or_default(),
-            protocol_version: crate::support::required(field3, "protocolVersion")?,
+            protocol_version: field3,
         })
     }
 }
@@ -5444,19 +6900,27 @@ impl crate::support::FromValue for InitializeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -5531,11 +6995,14 @@ impl crate::support::FromValue for InitializeResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializeResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5545,41 +7012,81 @@ impl crate::support::FromValue for InitializeResult {
         for (key, value) in object {
             match key.as_str() {
                 "capabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "instructions" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "serverInfo" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            capabilities: crate::support::required(field0, "capabilities")?,
+            capabilities: field0,
             instructions: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            protocol_version: crate::support::required(field3, "protocolVersion")?,
-            server_info: crate::support::required(field4, "serverInfo")?,
+            protocol_version: field3,
+            server_info: field4,
             extra: rest,
         })
     }
@@ -5633,11 +7140,14 @@ impl crate::support::FromValue for InitializedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InitializedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5645,28 +7155,49 @@ impl crate::support::FromValue for InitializedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -5708,38 +7239,62 @@ impl crate::support::FromValue for JsonrpcErrorResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcErrorResponse",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -5810,10 +7365,38 @@ impl crate::support::FromValue for JsonrpcMessage {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::Request),
-                1usize => crate::support::member_ref(&value).map(Self::Notification),
-                2usize => crate::support::member_ref(&value).map(Self::ResultResponse),
-                3usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -5887,11 +7470,14 @@ impl crate::support::FromValue for JsonrpcRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5899,32 +7485,61 @@ impl crate::support::FromValue for JsonrpcRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
         })
     }
@@ -5974,8 +7589,22 @@ impl crate::support::FromValue for JsonrpcResponse {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::ResultResponse),
-                1usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -6039,38 +7668,65 @@ impl crate::support::FromValue for JsonrpcResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -6125,11 +7781,14 @@ impl crate::support::FromValue for ListPromptsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6138,34 +7797,63 @@ impl crate::support::FromValue for ListPromptsRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -6227,11 +7915,14 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6239,29 +7930,47 @@ impl crate::support::FromValue for ListPromptsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            prompts: crate::support::required(field2, "prompts")?,
+            prompts: field2,
             extra: rest,
         })
     }
@@ -6317,11 +8026,14 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6330,34 +8042,63 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -6419,11 +8160,14 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6431,29 +8175,49 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceTemplates" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resource_templates: crate::support::required(field2, "resourceTemplates")?,
+            resource_templates: field2,
             extra: rest,
         })
     }
@@ -6509,11 +8273,14 @@ impl crate::support::FromValue for ListResourcesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6522,34 +8289,63 @@ impl crate::support::FromValue for ListResourcesRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -6611,11 +8407,14 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6623,29 +8422,49 @@ impl crate::support::FromValue for ListResourcesResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            resources: crate::support::required(field2, "resources")?,
+            resources: field2,
             extra: rest,
         })
     }
@@ -6707,11 +8526,14 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6720,34 +8542,63 @@ impl crate::support::FromValue for ListRootsRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -6804,11 +8655,14 @@ impl crate::support::FromValue for ListTasksRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListTasksRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6817,34 +8671,63 @@ impl crate::support::FromValue for ListTasksRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -6937,11 +8820,14 @@ impl crate::support::FromValue for ListTasksResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListTasksResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6949,29 +8835,47 @@ impl crate::support::FromValue for ListTasksResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tasks" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tasks"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            tasks: crate::support::required(field2, "tasks")?,
+            tasks: field2,
             extra: rest,
         })
     }
@@ -7027,11 +8931,14 @@ impl crate::support::FromValue for ListToolsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7040,34 +8947,63 @@ impl crate::support::FromValue for ListToolsRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -7129,11 +9065,14 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7141,29 +9080,47 @@ impl crate::support::FromValue for ListToolsResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            tools: crate::support::required(field2, "tools")?,
+            tools: field2,
             extra: rest,
         })
     }
@@ -7215,11 +9172,14 @@ impl crate::support::FromValue for LoggingMessageNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct LoggingMessageNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7227,29 +9187,53 @@ impl crate::support::FromValue for LoggingMessageNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -7304,11 +9288,14 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct LoggingMessageNotificationParams",
             ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7316,31 +9303,57 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
         for (key, value) in object {
             match key.as_str() {
                 "data" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "level" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "logger" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
         ::std::result::Result::Ok(Self {
-            data: crate::support::required(field0, "data")?,
-            level: crate::support::required(field1, "level")?,
+            data: field0,
+            level: field1,
             logger: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
         })
@@ -7408,12 +9421,24 @@ impl crate::support::FromValue for MultiSelectEnumSchema {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -7481,18 +9506,26 @@ impl crate::support::FromValue for NotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct NotificationParams",
             ::std::option::Option::Some(&["_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -7540,11 +9573,14 @@ impl crate::support::FromValue for PaginatedRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7552,32 +9588,61 @@ impl crate::support::FromValue for PaginatedRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
         })
     }
@@ -7623,24 +9688,37 @@ impl crate::support::FromValue for PaginatedRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedRequestParams",
             ::std::option::Option::Some(&["cursor", "_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "cursor" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -7697,19 +9775,27 @@ impl crate::support::FromValue for PaginatedRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -7773,11 +9859,14 @@ impl crate::support::FromValue for PingRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PingRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7786,34 +9875,63 @@ impl crate::support::FromValue for PingRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
             extra: rest,
         })
@@ -7972,27 +10090,77 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 3usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 4usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 5usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 6usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 7usize => {
-                    crate::support::member_ref(&value).map(Self::LegacyTitledEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -8086,11 +10254,14 @@ impl crate::support::FromValue for ProgressNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8098,29 +10269,53 @@ impl crate::support::FromValue for ProgressNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -8181,13 +10376,16 @@ impl crate::support::FromValue for ProgressNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotificationParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "progress", "progressToken", "total"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8196,38 +10394,71 @@ impl crate::support::FromValue for ProgressNotificationParams {
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progress" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progressToken" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "total" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("progress"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("progressToken"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             message: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            progress: crate::support::required(field2, "progress")?,
-            progress_token: crate::support::required(field3, "progressToken")?,
+            progress: field2,
+            progress_token: field3,
             total: field4.unwrap_or_default(),
         })
     }
@@ -8367,13 +10598,16 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "icons", "_meta", "name", "title"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8383,44 +10617,77 @@ impl crate::support::FromValue for Prompt {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             title: field5.unwrap_or_default(),
         })
     }
@@ -8474,11 +10741,14 @@ impl crate::support::FromValue for PromptListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8486,28 +10756,49 @@ impl crate::support::FromValue for PromptListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -8546,31 +10837,50 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -8623,11 +10933,14 @@ impl crate::support::FromValue for ReadResourceRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8636,35 +10949,67 @@ impl crate::support::FromValue for ReadResourceRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -8704,31 +11049,47 @@ impl crate::support::FromValue for ReadResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -8778,19 +11139,27 @@ impl crate::support::FromValue for ReadResourceRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -8833,25 +11202,34 @@ impl crate::support::FromValue for RelatedTaskMetadata {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RelatedTaskMetadata",
             ::std::option::Option::Some(&["taskId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "taskId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            task_id: crate::support::required(field0, "taskId")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RelatedTaskMetadata {
@@ -8940,18 +11318,26 @@ impl crate::support::FromValue for RequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestParams",
             ::std::option::Option::Some(&["_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -9007,19 +11393,27 @@ impl crate::support::FromValue for RequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -9135,7 +11529,7 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -9151,7 +11545,10 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9164,63 +11561,114 @@ impl crate::support::FromValue for Resource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             size: field6.unwrap_or_default(),
             title: field7.unwrap_or_default(),
-            uri: crate::support::required(field8, "uri")?,
+            uri: field8,
         })
     }
 }
@@ -9331,7 +11779,7 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -9348,7 +11796,10 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9362,69 +11813,128 @@ impl crate::support::FromValue for ResourceLink {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field9 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field9) = field9 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             size: field6.unwrap_or_default(),
             title: field7.unwrap_or_default(),
-            type_: crate::support::required(field8, "type")?,
-            uri: crate::support::required(field9, "uri")?,
+            type_: field8,
+            uri: field9,
         })
     }
 }
@@ -9477,11 +11987,14 @@ impl crate::support::FromValue for ResourceListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9489,28 +12002,49 @@ impl crate::support::FromValue for ResourceListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -9551,31 +12085,47 @@ impl crate::support::FromValue for ResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -9625,19 +12175,27 @@ impl crate::support::FromValue for ResourceRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -9744,7 +12302,7 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -9759,7 +12317,10 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9771,57 +12332,105 @@ impl crate::support::FromValue for ResourceTemplate {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uriTemplate" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             title: field6.unwrap_or_default(),
-            uri_template: crate::support::required(field7, "uriTemplate")?,
+            uri_template: field7,
         })
     }
 }
@@ -9872,11 +12481,14 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceUpdatedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9884,29 +12496,53 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -9950,31 +12586,47 @@ impl crate::support::FromValue for ResourceUpdatedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceUpdatedNotificationParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -10029,11 +12681,14 @@ impl crate::support::FromValue for RootsListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RootsListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -10041,28 +12696,49 @@ impl crate::support::FromValue for RootsListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -10107,38 +12783,62 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "_meta", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            role: crate::support::required(field2, "role")?,
+            role: field2,
         })
     }
 }
@@ -10198,11 +12898,46 @@ impl crate::support::FromValue for SamplingMessageContent {
             return crate::support::member(value.clone()).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -10283,11 +13018,46 @@ impl crate::support::FromValue for SamplingMessageContentBlock {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -10402,7 +13172,7 @@ impl crate::support::FromValue for ServerCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilities",
             ::std::option::Option::Some(
@@ -10416,7 +13186,10 @@ impl crate::support::FromValue for ServerCapabilities {
                     "tools",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -10427,39 +13200,74 @@ impl crate::support::FromValue for ServerCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "completions" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "experimental" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "logging" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tasks" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -10526,30 +13334,48 @@ impl crate::support::FromValue for ServerCapabilitiesTasks {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilitiesTasks",
             ::std::option::Option::Some(&["cancel", "list", "requests"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "cancel" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "list" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requests" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -10594,18 +13420,26 @@ impl crate::support::FromValue for ServerCapabilitiesTasksRequests {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilitiesTasksRequests",
             ::std::option::Option::Some(&["tools"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "tools" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -10651,18 +13485,26 @@ impl crate::support::FromValue for ServerCapabilitiesTasksRequestsTools {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilitiesTasksRequestsTools",
             ::std::option::Option::Some(&["call"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "call" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -10746,31 +13588,80 @@ impl crate::support::FromValue for ServerNotification {
         }
         match crate::support::tag(&value, "method")? {
             "notifications/cancelled" => {
-                crate::support::member(value).map(Self::CancelledNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/progress" => {
-                crate::support::member(value).map(Self::ProgressNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/list_changed" => {
-                crate::support::member(value).map(Self::ResourceListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ResourceListChangedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/updated" => {
-                crate::support::member(value).map(Self::ResourceUpdatedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceUpdatedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/prompts/list_changed" => {
-                crate::support::member(value).map(Self::PromptListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PromptListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/tools/list_changed" => {
-                crate::support::member(value).map(Self::ToolListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/tasks/status" => {
-                crate::support::member(value).map(Self::TaskStatusNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TaskStatusNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/message" => {
-                crate::support::member(value).map(Self::LoggingMessageNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::LoggingMessageNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/elicitation/complete" => {
-                crate::support::member(value).map(Self::ElicitationCompleteNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ElicitationCompleteNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -10897,19 +13788,69 @@ impl crate::support::FromValue for ServerRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "ping" => crate::support::member(value).map(Self::PingRequest),
-            "tasks/get" => crate::support::member(value).map(Self::GetTaskRequest),
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "tasks/result" => {
-                crate::support::member(value).map(Self::GetTaskPayloadRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskPayloadRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "tasks/cancel" => crate::support::member(value).map(Self::CancelTaskRequest),
-            "tasks/list" => crate::support::member(value).map(Self::ListTasksRequest),
+            "tasks/cancel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListTasksRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "sampling/createMessage" => {
-                crate::support::member(value).map(Self::CreateMessageRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "elicitation/create" => {
-                crate::support::member(value).map(Self::ElicitRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -11164,28 +14105,119 @@ impl crate::support::FromValue for ServerResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::InitializeResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::ListResourcesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::ListResourceTemplatesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListPromptsResult),
-                5usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
-                6usize => crate::support::member_ref(&value).map(Self::ListToolsResult),
-                7usize => crate::support::member_ref(&value).map(Self::CallToolResult),
-                8usize => crate::support::member_ref(&value).map(Self::GetTaskResult),
-                9usize => crate::support::member_ref(&value).map(Self::CancelTaskResult),
-                10usize => crate::support::member_ref(&value).map(Self::ListTasksResult),
-                11usize => crate::support::member_ref(&value).map(Self::CompleteResult),
-                12usize => crate::support::member_ref(&value).map(Self::Result),
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                10usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListTasksResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                11usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                12usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 13usize => {
-                    crate::support::member_ref(&value).map(Self::GetTaskPayloadResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskPayloadResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -11301,11 +14333,14 @@ impl crate::support::FromValue for SetLevelRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SetLevelRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11314,35 +14349,67 @@ impl crate::support::FromValue for SetLevelRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -11382,30 +14449,46 @@ impl crate::support::FromValue for SetLevelRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SetLevelRequestParams",
             ::std::option::Option::Some(&["level", "_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "level" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
         ::std::result::Result::Ok(Self {
-            level: crate::support::required(field0, "level")?,
+            level: field0,
             meta: field1.unwrap_or_default(),
         })
     }
@@ -11456,19 +14539,27 @@ impl crate::support::FromValue for SetLevelRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SetLevelRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -11548,7 +14639,7 @@ impl crate::support::FromValue for StringSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct StringSchema",
             ::std::option::Option::Some(
@@ -11562,7 +14653,10 @@ impl crate::support::FromValue for StringSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11573,43 +14667,81 @@ impl crate::support::FromValue for StringSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "format" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxLength" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minLength" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
@@ -11617,7 +14749,7 @@ impl crate::support::FromValue for StringSchema {
             max_length: field3.unwrap_or_default(),
             min_length: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
@@ -11670,11 +14802,14 @@ impl crate::support::FromValue for SubscribeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscribeRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11683,35 +14818,67 @@ impl crate::support::FromValue for SubscribeRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -11751,31 +14918,47 @@ impl crate::support::FromValue for SubscribeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscribeRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -11825,19 +15008,27 @@ impl crate::support::FromValue for SubscribeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscribeRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -11910,7 +15101,7 @@ impl crate::support::FromValue for Task {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Task",
             ::std::option::Option::Some(
@@ -11924,7 +15115,10 @@ impl crate::support::FromValue for Task {
                     "ttl",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11935,51 +15129,105 @@ impl crate::support::FromValue for Task {
         for (key, value) in object {
             match key.as_str() {
                 "createdAt" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "lastUpdatedAt" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "pollInterval" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "status" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "statusMessage" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "taskId" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttl" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
         ::std::result::Result::Ok(Self {
-            created_at: crate::support::required(field0, "createdAt")?,
-            last_updated_at: crate::support::required(field1, "lastUpdatedAt")?,
+            created_at: field0,
+            last_updated_at: field1,
             poll_interval: field2.unwrap_or_default(),
-            status: crate::support::required(field3, "status")?,
+            status: field3,
             status_message: field4.unwrap_or_default(),
-            task_id: crate::support::required(field5, "taskId")?,
-            ttl: crate::support::required(field6, "ttl")?,
+            task_id: field5,
+            ttl: field6,
         })
     }
 }
@@ -12028,24 +15276,37 @@ impl crate::support::FromValue for TaskAugmentedRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TaskAugmentedRequestParams",
             ::std::option::Option::Some(&["_meta", "task"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "task" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -12102,19 +15363,27 @@ impl crate::support::FromValue for TaskAugmentedRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TaskAugmentedRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -12161,18 +15430,26 @@ impl crate::support::FromValue for TaskMetadata {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TaskMetadata",
             ::std::option::Option::Some(&["ttl"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "ttl" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -12316,11 +15593,14 @@ impl crate::support::FromValue for TaskStatusNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TaskStatusNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12328,29 +15608,53 @@ impl crate::support::FromValue for TaskStatusNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -12458,7 +15762,7 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TaskStatusNotificationParams",
             ::std::option::Option::Some(
@@ -12473,7 +15777,10 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
                     "ttl",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12485,57 +15792,116 @@ impl crate::support::FromValue for TaskStatusNotificationParams {
         for (key, value) in object {
             match key.as_str() {
                 "createdAt" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "lastUpdatedAt" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "pollInterval" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "status" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "statusMessage" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "taskId" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttl" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
         ::std::result::Result::Ok(Self {
-            created_at: crate::support::required(field0, "createdAt")?,
-            last_updated_at: crate::support::required(field1, "lastUpdatedAt")?,
+            created_at: field0,
+            last_updated_at: field1,
             meta: field2.unwrap_or_default(),
             poll_interval: field3.unwrap_or_default(),
-            status: crate::support::required(field4, "status")?,
+            status: field4,
             status_message: field5.unwrap_or_default(),
-            task_id: crate::support::required(field6, "taskId")?,
-            ttl: crate::support::required(field7, "ttl")?,
+            task_id: field6,
+            ttl: field7,
         })
     }
 }
@@ -12607,7 +15973,7 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -12621,7 +15987,10 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12632,51 +16001,92 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "items" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxItems" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minItems" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            items: crate::support::required(field2, "items")?,
+            items: field2,
             max_items: field3.unwrap_or_default(),
             min_items: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
@@ -12783,7 +16193,7 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -12799,7 +16209,10 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12812,61 +16225,114 @@ impl crate::support::FromValue for Tool {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "execution" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputSchema" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "outputSchema" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             execution: field2.unwrap_or_default(),
             icons: field3.unwrap_or_default(),
-            input_schema: crate::support::required(field4, "inputSchema")?,
+            input_schema: field4,
             meta: field5.unwrap_or_default(),
-            name: crate::support::required(field6, "name")?,
+            name: field6,
             output_schema: field7.unwrap_or_default(),
             title: field8.unwrap_or_default(),
         })
@@ -12913,18 +16379,26 @@ impl crate::support::FromValue for ToolExecution {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolExecution",
             ::std::option::Option::Some(&["taskSupport"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "taskSupport" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -13079,11 +16553,14 @@ impl crate::support::FromValue for ToolInputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolInputSchema",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13092,35 +16569,58 @@ impl crate::support::FromValue for ToolInputSchema {
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "$schema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             properties: field0.unwrap_or_default(),
             required: field1.unwrap_or_default(),
             schema: field2.unwrap_or_default(),
-            type_: crate::support::required(field3, "type")?,
+            type_: field3,
             extra: rest,
         })
     }
@@ -13174,11 +16674,14 @@ impl crate::support::FromValue for ToolListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13186,28 +16689,49 @@ impl crate::support::FromValue for ToolListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -13277,11 +16801,14 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13290,35 +16817,58 @@ impl crate::support::FromValue for ToolOutputSchema {
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "$schema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             properties: field0.unwrap_or_default(),
             required: field1.unwrap_or_default(),
             schema: field2.unwrap_or_default(),
-            type_: crate::support::required(field3, "type")?,
+            type_: field3,
             extra: rest,
         })
     }
@@ -13397,7 +16947,7 @@ impl crate::support::FromValue for ToolResultContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolResultContent",
             ::std::option::Option::Some(
@@ -13410,7 +16960,10 @@ impl crate::support::FromValue for ToolResultContent {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13420,45 +16973,86 @@ impl crate::support::FromValue for ToolResultContent {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "structuredContent" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "toolUseId" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("toolUseId"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             structured_content: field3.unwrap_or_default(),
-            tool_use_id: crate::support::required(field4, "toolUseId")?,
-            type_: crate::support::required(field5, "type")?,
+            tool_use_id: field4,
+            type_: field5,
         })
     }
 }
@@ -13513,11 +17107,14 @@ impl crate::support::FromValue for ToolUseContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolUseContent",
             ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13526,39 +17123,76 @@ impl crate::support::FromValue for ToolUseContent {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "input" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("input"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            input: crate::support::required(field1, "input")?,
+            id: field0,
+            input: field1,
             meta: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
-            type_: crate::support::required(field4, "type")?,
+            name: field3,
+            type_: field4,
         })
     }
 }
@@ -13611,11 +17245,14 @@ impl crate::support::FromValue for UnsubscribeRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsubscribeRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13624,35 +17261,67 @@ impl crate::support::FromValue for UnsubscribeRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -13692,31 +17361,47 @@ impl crate::support::FromValue for UnsubscribeRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsubscribeRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -13766,19 +17451,27 @@ impl crate::support::FromValue for UnsubscribeRequestParamsMeta {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsubscribeRequestParamsMeta",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "progressToken" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -13860,7 +17553,7 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UntitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -13874,7 +17567,10 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13885,51 +17581,92 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "items" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxItems" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minItems" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            items: crate::support::required(field2, "items")?,
+            items: field2,
             max_items: field3.unwrap_or_default(),
             min_items: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
@@ -13969,38 +17706,62 @@ impl crate::support::FromValue for UrlElicitationRequiredError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UrlElicitationRequiredError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -14038,38 +17799,65 @@ impl crate::support::FromValue for UrlElicitationRequiredErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UrlElicitationRequiredErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
-            data: crate::support::required(field1, "data")?,
-            message: crate::support::required(field2, "message")?,
+            code: field0,
+            data: field1,
+            message: field2,
         })
     }
 }
@@ -14164,27 +17952,40 @@ impl crate::support::FromValue for UrlElicitationRequiredErrorErrorData {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UrlElicitationRequiredErrorErrorData",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "elicitations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitations"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            elicitations: crate::support::required(field0, "elicitations")?,
+            elicitations: field0,
             extra: rest,
         })
     }

@@ -491,36 +491,89 @@ pub fn parse_result(
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
     let parsed = match method {
         "completion/complete" => {
-            crate::support::from_value(value).map(AnyResult::CompleteResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CompleteResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "prompts/get" => {
-            crate::support::from_value(value)
-                .map(AnyResult::GetPromptResultResponseResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(
+                        AnyResult::GetPromptResultResponseResult(r),
+                    )
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "prompts/list" => {
-            crate::support::from_value(value).map(AnyResult::ListPromptsResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListPromptsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/list" => {
-            crate::support::from_value(value).map(AnyResult::ListResourcesResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourcesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/read" => {
-            crate::support::from_value(value)
-                .map(AnyResult::ReadResourceResultResponseResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(
+                        AnyResult::ReadResourceResultResponseResult(r),
+                    )
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "resources/templates/list" => {
-            crate::support::from_value(value).map(AnyResult::ListResourceTemplatesResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourceTemplatesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "server/discover" => {
-            crate::support::from_value(value).map(AnyResult::DiscoverResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::DiscoverResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "subscriptions/listen" => {
-            crate::support::from_value(value).map(AnyResult::SubscriptionsListenResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::SubscriptionsListenResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
         "tools/call" => {
-            crate::support::from_value(value)
-                .map(AnyResult::CallToolResultResponseResult)
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CallToolResultResponseResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
         }
-        "tools/list" => crate::support::from_value(value).map(AnyResult::ListToolsResult),
+        "tools/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListToolsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
         _ => return ::std::option::Option::None,
     };
     ::std::option::Option::Some(

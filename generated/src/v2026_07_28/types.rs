@@ -80,13 +80,16 @@ impl crate::support::FromValue for AudioContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct AudioContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -95,39 +98,73 @@ impl crate::support::FromValue for AudioContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            data: crate::support::required(field1, "data")?,
+            data: field1,
             meta: field2.unwrap_or_default(),
-            mime_type: crate::support::required(field3, "mimeType")?,
-            type_: crate::support::required(field4, "type")?,
+            mime_type: field3,
+            type_: field4,
         })
     }
 }
@@ -195,34 +232,52 @@ impl crate::support::FromValue for BaseResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct BaseResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            result_type: crate::support::required(field1, "resultType")?,
+            result_type: field1,
             extra: rest,
         })
     }
@@ -273,11 +328,14 @@ impl crate::support::FromValue for BlobResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct BlobResourceContents",
             ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -285,33 +343,59 @@ impl crate::support::FromValue for BlobResourceContents {
         for (key, value) in object {
             match key.as_str() {
                 "blob" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("blob"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
-            blob: crate::support::required(field0, "blob")?,
+            blob: field0,
             meta: field1.unwrap_or_default(),
             mime_type: field2.unwrap_or_default(),
-            uri: crate::support::required(field3, "uri")?,
+            uri: field3,
         })
     }
 }
@@ -391,11 +475,14 @@ impl crate::support::FromValue for CacheableResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CacheableResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -404,35 +491,68 @@ impl crate::support::FromValue for CacheableResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
+            cache_scope: field0,
             meta: field1.unwrap_or_default(),
-            result_type: crate::support::required(field2, "resultType")?,
-            ttl_ms: crate::support::required(field3, "ttlMs")?,
+            result_type: field2,
+            ttl_ms: field3,
             extra: rest,
         })
     }
@@ -564,11 +684,14 @@ impl crate::support::FromValue for CallToolRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -577,35 +700,67 @@ impl crate::support::FromValue for CallToolRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -664,13 +819,16 @@ impl crate::support::FromValue for CallToolRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolRequestParams",
             ::std::option::Option::Some(
                 &["arguments", "inputResponses", "_meta", "name", "requestState"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -679,38 +837,69 @@ impl crate::support::FromValue for CallToolRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputResponses" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestState" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             input_responses: field1.unwrap_or_default(),
-            meta: crate::support::required(field2, "_meta")?,
-            name: crate::support::required(field3, "name")?,
+            meta: field2,
+            name: field3,
             request_state: field4.unwrap_or_default(),
         })
     }
@@ -796,11 +985,14 @@ impl crate::support::FromValue for CallToolResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -810,40 +1002,73 @@ impl crate::support::FromValue for CallToolResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "structuredContent" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
-            result_type: crate::support::required(field3, "resultType")?,
+            result_type: field3,
             structured_content: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -881,38 +1106,65 @@ impl crate::support::FromValue for CallToolResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CallToolResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -967,9 +1219,21 @@ impl crate::support::FromValue for CallToolResultResponseResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::CallToolResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::InputRequiredResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -1055,11 +1319,14 @@ impl crate::support::FromValue for CancelledNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelledNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1067,29 +1334,53 @@ impl crate::support::FromValue for CancelledNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -1139,38 +1430,61 @@ impl crate::support::FromValue for CancelledNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CancelledNotificationParams",
             ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "reason" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestId" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestId"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             reason: field1.unwrap_or_default(),
-            request_id: crate::support::required(field2, "requestId")?,
+            request_id: field2,
         })
     }
 }
@@ -1253,13 +1567,16 @@ impl crate::support::FromValue for ClientCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientCapabilities",
             ::std::option::Option::Some(
                 &["elicitation", "experimental", "extensions", "roots", "sampling"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1268,29 +1585,54 @@ impl crate::support::FromValue for ClientCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "elicitation" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "experimental" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "extensions" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "roots" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "sampling" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -1357,11 +1699,14 @@ impl crate::support::FromValue for ClientNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ClientNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1369,29 +1714,53 @@ impl crate::support::FromValue for ClientNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -1507,25 +1876,85 @@ impl crate::support::FromValue for ClientRequest {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "method")? {
-            "server/discover" => crate::support::member(value).map(Self::DiscoverRequest),
+            "server/discover" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::DiscoverRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "resources/list" => {
-                crate::support::member(value).map(Self::ListResourcesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/templates/list" => {
-                crate::support::member(value).map(Self::ListResourceTemplatesRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "resources/read" => {
-                crate::support::member(value).map(Self::ReadResourceRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "subscriptions/listen" => {
-                crate::support::member(value).map(Self::SubscriptionsListenRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscriptionsListenRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "prompts/list" => crate::support::member(value).map(Self::ListPromptsRequest),
-            "prompts/get" => crate::support::member(value).map(Self::GetPromptRequest),
-            "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-            "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "completion/complete" => {
-                crate::support::member(value).map(Self::CompleteRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -1622,7 +2051,10 @@ impl crate::support::FromValue for ClientResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
@@ -1674,11 +2106,14 @@ impl crate::support::FromValue for CompleteRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1687,35 +2122,67 @@ impl crate::support::FromValue for CompleteRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -1758,11 +2225,14 @@ impl crate::support::FromValue for CompleteRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteRequestParams",
             ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1770,33 +2240,62 @@ impl crate::support::FromValue for CompleteRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "argument" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "context" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ref" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
         ::std::result::Result::Ok(Self {
-            argument: crate::support::required(field0, "argument")?,
+            argument: field0,
             context: field1.unwrap_or_default(),
-            meta: crate::support::required(field2, "_meta")?,
-            ref_: crate::support::required(field3, "ref")?,
+            meta: field2,
+            ref_: field3,
         })
     }
 }
@@ -1856,11 +2355,14 @@ impl crate::support::FromValue for CompleteResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -1868,29 +2370,54 @@ impl crate::support::FromValue for CompleteResult {
         for (key, value) in object {
             match key.as_str() {
                 "completion" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("completion"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            completion: crate::support::required(field0, "completion")?,
+            completion: field0,
             meta: field1.unwrap_or_default(),
-            result_type: crate::support::required(field2, "resultType")?,
+            result_type: field2,
             extra: rest,
         })
     }
@@ -1939,38 +2466,59 @@ impl crate::support::FromValue for CompleteResultCompletion {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteResultCompletion",
             ::std::option::Option::Some(&["hasMore", "total", "values"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "hasMore" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "total" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "values" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("values"));
+        };
         ::std::result::Result::Ok(Self {
             has_more: field0.unwrap_or_default(),
             total: field1.unwrap_or_default(),
-            values: crate::support::required(field2, "values")?,
+            values: field2,
         })
     }
 }
@@ -2006,38 +2554,65 @@ impl crate::support::FromValue for CompleteResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CompleteResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -2090,11 +2665,46 @@ impl crate::support::FromValue for ContentBlock {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-            "resource" => crate::support::member(value).map(Self::EmbeddedResource),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2168,34 +2778,53 @@ impl crate::support::FromValue for CreateMessageRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -2304,7 +2933,7 @@ impl crate::support::FromValue for CreateMessageRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageRequestParams",
             ::std::option::Option::Some(
@@ -2321,7 +2950,10 @@ impl crate::support::FromValue for CreateMessageRequestParams {
                     "tools",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2335,62 +2967,120 @@ impl crate::support::FromValue for CreateMessageRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "includeContext" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxTokens" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "metadata" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "modelPreferences" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopSequences" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "systemPrompt" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "temperature" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "toolChoice" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field9 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
         ::std::result::Result::Ok(Self {
             include_context: field0.unwrap_or_default(),
-            max_tokens: crate::support::required(field1, "maxTokens")?,
-            messages: crate::support::required(field2, "messages")?,
+            max_tokens: field1,
+            messages: field2,
             metadata: field3.unwrap_or_default(),
             model_preferences: field4.unwrap_or_default(),
             stop_sequences: field5.unwrap_or_default(),
@@ -2468,11 +3158,14 @@ impl crate::support::FromValue for CreateMessageResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct CreateMessageResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2482,40 +3175,74 @@ impl crate::support::FromValue for CreateMessageResult {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "model" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "stopReason" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            model: crate::support::required(field2, "model")?,
-            role: crate::support::required(field3, "role")?,
+            model: field2,
+            role: field3,
             stop_reason: field4.unwrap_or_default(),
             extra: rest,
         })
@@ -2577,11 +3304,46 @@ impl crate::support::FromValue for CreateMessageResultContent {
             return crate::support::member(value.clone()).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -2665,11 +3427,14 @@ impl crate::support::FromValue for DiscoverRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct DiscoverRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2678,35 +3443,67 @@ impl crate::support::FromValue for DiscoverRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -2835,11 +3632,14 @@ impl crate::support::FromValue for DiscoverResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct DiscoverResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -2851,53 +3651,111 @@ impl crate::support::FromValue for DiscoverResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "capabilities" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "instructions" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "supportedVersions" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("supportedVersions"),
+            );
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
-            capabilities: crate::support::required(field1, "capabilities")?,
+            cache_scope: field0,
+            capabilities: field1,
             instructions: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
-            result_type: crate::support::required(field4, "resultType")?,
-            supported_versions: crate::support::required(field5, "supportedVersions")?,
-            ttl_ms: crate::support::required(field6, "ttlMs")?,
+            result_type: field4,
+            supported_versions: field5,
+            ttl_ms: field6,
             extra: rest,
         })
     }
@@ -3012,38 +3870,65 @@ impl crate::support::FromValue for DiscoverResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct DiscoverResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -3092,34 +3977,53 @@ impl crate::support::FromValue for ElicitRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
-            params: crate::support::required(field1, "params")?,
+            method: field0,
+            params: field1,
             extra: rest,
         })
     }
@@ -3162,38 +4066,64 @@ impl crate::support::FromValue for ElicitRequestFormParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestFormParams",
             ::std::option::Option::Some(&["message", "mode", "requestedSchema"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mode" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestedSchema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            message: crate::support::required(field0, "message")?,
+            message: field0,
             mode: field1.unwrap_or_default(),
-            requested_schema: crate::support::required(field2, "requestedSchema")?,
+            requested_schema: field2,
         })
     }
 }
@@ -3245,11 +4175,14 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestFormParamsRequestedSchema",
             ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3257,33 +4190,61 @@ impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
         for (key, value) in object {
             match key.as_str() {
                 "properties" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "required" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "$schema" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            properties: crate::support::required(field0, "properties")?,
+            properties: field0,
             required: field1.unwrap_or_default(),
             schema: field2.unwrap_or_default(),
-            type_: crate::support::required(field3, "type")?,
+            type_: field3,
         })
     }
 }
@@ -3332,8 +4293,22 @@ impl crate::support::FromValue for ElicitRequestParams {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::FormParams),
-                1usize => crate::support::member_ref(&value).map(Self::UrlParams),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::FormParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UrlParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -3396,38 +4371,65 @@ impl crate::support::FromValue for ElicitRequestUrlParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitRequestUrlParams",
             ::std::option::Option::Some(&["message", "mode", "url"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mode" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "url" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mode"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("url"));
+        };
         ::std::result::Result::Ok(Self {
-            message: crate::support::required(field0, "message")?,
-            mode: crate::support::required(field1, "mode")?,
-            url: crate::support::required(field2, "url")?,
+            message: field0,
+            mode: field1,
+            url: field2,
         })
     }
 }
@@ -3487,33 +4489,49 @@ impl crate::support::FromValue for ElicitResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ElicitResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "action" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "content" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
         ::std::result::Result::Ok(Self {
-            action: crate::support::required(field0, "action")?,
+            action: field0,
             content: field1.unwrap_or_default(),
             extra: rest,
         })
@@ -3690,11 +4708,14 @@ impl crate::support::FromValue for EmbeddedResource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct EmbeddedResource",
             ::std::option::Option::Some(&["annotations", "_meta", "resource", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -3702,33 +4723,59 @@ impl crate::support::FromValue for EmbeddedResource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resource" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("resource"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            resource: crate::support::required(field2, "resource")?,
-            type_: crate::support::required(field3, "type")?,
+            resource: field2,
+            type_: field3,
         })
     }
 }
@@ -3778,10 +4825,20 @@ impl crate::support::FromValue for EmbeddedResourceResource {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::TextResourceContents)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::TextResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::BlobResourceContents)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -3847,7 +4904,10 @@ impl crate::support::FromValue for EmptyResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmptyResult {
@@ -3952,23 +5012,52 @@ impl crate::support::FromValue for EnumSchema {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 4usize => {
-                    crate::support::member_ref(&value).map(Self::LegacyTitledEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -4049,38 +5138,62 @@ impl crate::support::FromValue for ErrorObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ErrorObject",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -4133,11 +5246,14 @@ impl crate::support::FromValue for GetPromptRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4146,35 +5262,67 @@ impl crate::support::FromValue for GetPromptRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -4233,13 +5381,16 @@ impl crate::support::FromValue for GetPromptRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptRequestParams",
             ::std::option::Option::Some(
                 &["arguments", "inputResponses", "_meta", "name", "requestState"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4248,38 +5399,69 @@ impl crate::support::FromValue for GetPromptRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputResponses" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestState" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             input_responses: field1.unwrap_or_default(),
-            meta: crate::support::required(field2, "_meta")?,
-            name: crate::support::required(field3, "name")?,
+            meta: field2,
+            name: field3,
             request_state: field4.unwrap_or_default(),
         })
     }
@@ -4345,11 +5527,14 @@ impl crate::support::FromValue for GetPromptResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4358,35 +5543,63 @@ impl crate::support::FromValue for GetPromptResult {
         for (key, value) in object {
             match key.as_str() {
                 "description" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "messages" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             description: field0.unwrap_or_default(),
-            messages: crate::support::required(field1, "messages")?,
+            messages: field1,
             meta: field2.unwrap_or_default(),
-            result_type: crate::support::required(field3, "resultType")?,
+            result_type: field3,
             extra: rest,
         })
     }
@@ -4423,38 +5636,65 @@ impl crate::support::FromValue for GetPromptResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct GetPromptResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -4503,9 +5743,21 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::InputRequiredResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -4577,38 +5829,62 @@ impl crate::support::FromValue for HeaderMismatchError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct HeaderMismatchError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -4650,38 +5926,62 @@ impl crate::support::FromValue for HeaderMismatchErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct HeaderMismatchErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -4816,13 +6116,16 @@ impl crate::support::FromValue for ImageContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ImageContent",
             ::std::option::Option::Some(
                 &["annotations", "data", "_meta", "mimeType", "type"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -4831,39 +6134,73 @@ impl crate::support::FromValue for ImageContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
-            data: crate::support::required(field1, "data")?,
+            data: field1,
             meta: field2.unwrap_or_default(),
-            mime_type: crate::support::required(field3, "mimeType")?,
-            type_: crate::support::required(field4, "type")?,
+            mime_type: field3,
+            type_: field4,
         })
     }
 }
@@ -4905,11 +6242,28 @@ impl crate::support::FromValue for InputRequest {
         }
         match crate::support::tag(&value, "method")? {
             "sampling/createMessage" => {
-                crate::support::member(value).map(Self::CreateMessageRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
-            "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             "elicitation/create" => {
-                crate::support::member(value).map(Self::ElicitRequest)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -4989,7 +6343,10 @@ impl crate::support::FromValue for InputRequests {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputRequests {
@@ -5057,11 +6414,14 @@ impl crate::support::FromValue for InputRequiredResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InputRequiredResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5070,35 +6430,60 @@ impl crate::support::FromValue for InputRequiredResult {
         for (key, value) in object {
             match key.as_str() {
                 "inputRequests" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestState" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             input_requests: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
             request_state: field2.unwrap_or_default(),
-            result_type: crate::support::required(field3, "resultType")?,
+            result_type: field3,
             extra: rest,
         })
     }
@@ -5160,10 +6545,29 @@ impl crate::support::FromValue for InputResponse {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::CreateMessageResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                1usize => crate::support::member_ref(&value).map(Self::ListRootsResult),
-                2usize => crate::support::member_ref(&value).map(Self::ElicitResult),
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -5237,37 +6641,58 @@ impl crate::support::FromValue for InputResponseRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InputResponseRequestParams",
             ::std::option::Option::Some(&["inputResponses", "_meta", "requestState"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "inputResponses" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestState" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
         ::std::result::Result::Ok(Self {
             input_responses: field0.unwrap_or_default(),
-            meta: crate::support::required(field1, "_meta")?,
+            meta: field1,
             request_state: field2.unwrap_or_default(),
         })
     }
@@ -5321,7 +6746,10 @@ impl crate::support::FromValue for InputResponses {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponses {
@@ -5363,38 +6791,62 @@ impl crate::support::FromValue for InternalError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InternalError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -5489,38 +6941,62 @@ impl crate::support::FromValue for InvalidParamsError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InvalidParamsError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -5606,38 +7082,62 @@ impl crate::support::FromValue for InvalidRequestError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct InvalidRequestError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -5722,7 +7222,10 @@ impl crate::support::FromValue for JsonArray {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonArray {
@@ -5761,38 +7264,62 @@ impl crate::support::FromValue for JsonrpcErrorResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcErrorResponse",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -5863,10 +7390,38 @@ impl crate::support::FromValue for JsonrpcMessage {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::Request),
-                1usize => crate::support::member_ref(&value).map(Self::Notification),
-                2usize => crate::support::member_ref(&value).map(Self::ResultResponse),
-                3usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -5940,11 +7495,14 @@ impl crate::support::FromValue for JsonrpcRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -5952,32 +7510,61 @@ impl crate::support::FromValue for JsonrpcRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
             params: field3.unwrap_or_default(),
         })
     }
@@ -6027,8 +7614,22 @@ impl crate::support::FromValue for JsonrpcResponse {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::ResultResponse),
-                1usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 _ => continue,
             };
             match attempt {
@@ -6092,38 +7693,65 @@ impl crate::support::FromValue for JsonrpcResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct JsonrpcResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -6176,11 +7804,14 @@ impl crate::support::FromValue for ListPromptsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6189,35 +7820,67 @@ impl crate::support::FromValue for ListPromptsRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -6306,11 +7969,14 @@ impl crate::support::FromValue for ListPromptsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6321,47 +7987,93 @@ impl crate::support::FromValue for ListPromptsResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
+            cache_scope: field0,
             meta: field1.unwrap_or_default(),
             next_cursor: field2.unwrap_or_default(),
-            prompts: crate::support::required(field3, "prompts")?,
-            result_type: crate::support::required(field4, "resultType")?,
-            ttl_ms: crate::support::required(field5, "ttlMs")?,
+            prompts: field3,
+            result_type: field4,
+            ttl_ms: field5,
             extra: rest,
         })
     }
@@ -6476,38 +8188,65 @@ impl crate::support::FromValue for ListPromptsResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListPromptsResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -6560,11 +8299,14 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6573,35 +8315,67 @@ impl crate::support::FromValue for ListResourceTemplatesRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -6690,11 +8464,14 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6705,47 +8482,95 @@ impl crate::support::FromValue for ListResourceTemplatesResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceTemplates" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
+            cache_scope: field0,
             meta: field1.unwrap_or_default(),
             next_cursor: field2.unwrap_or_default(),
-            resource_templates: crate::support::required(field3, "resourceTemplates")?,
-            result_type: crate::support::required(field4, "resultType")?,
-            ttl_ms: crate::support::required(field5, "ttlMs")?,
+            resource_templates: field3,
+            result_type: field4,
+            ttl_ms: field5,
             extra: rest,
         })
     }
@@ -6867,38 +8692,65 @@ impl crate::support::FromValue for ListResourceTemplatesResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourceTemplatesResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -6951,11 +8803,14 @@ impl crate::support::FromValue for ListResourcesRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -6964,35 +8819,67 @@ impl crate::support::FromValue for ListResourcesRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -7081,11 +8968,14 @@ impl crate::support::FromValue for ListResourcesResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7096,47 +8986,95 @@ impl crate::support::FromValue for ListResourcesResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
+            cache_scope: field0,
             meta: field1.unwrap_or_default(),
             next_cursor: field2.unwrap_or_default(),
-            resources: crate::support::required(field3, "resources")?,
-            result_type: crate::support::required(field4, "resultType")?,
-            ttl_ms: crate::support::required(field5, "ttlMs")?,
+            resources: field3,
+            result_type: field4,
+            ttl_ms: field5,
             extra: rest,
         })
     }
@@ -7251,38 +9189,65 @@ impl crate::support::FromValue for ListResourcesResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListResourcesResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -7339,33 +9304,49 @@ impl crate::support::FromValue for ListRootsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "method" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            method: crate::support::required(field0, "method")?,
+            method: field0,
             params: field1.unwrap_or_default(),
             extra: rest,
         })
@@ -7403,18 +9384,26 @@ impl crate::support::FromValue for ListRootsRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsRequestParams",
             ::std::option::Option::Some(&["_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -7469,29 +9458,37 @@ impl crate::support::FromValue for ListRootsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListRootsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "roots" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
-        ::std::result::Result::Ok(Self {
-            roots: crate::support::required(field0, "roots")?,
-            extra: rest,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("roots"));
+        };
+        ::std::result::Result::Ok(Self { roots: field0, extra: rest })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
@@ -7543,11 +9540,14 @@ impl crate::support::FromValue for ListToolsRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7556,35 +9556,67 @@ impl crate::support::FromValue for ListToolsRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -7673,11 +9705,14 @@ impl crate::support::FromValue for ListToolsResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7688,47 +9723,93 @@ impl crate::support::FromValue for ListToolsResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
+            cache_scope: field0,
             meta: field1.unwrap_or_default(),
             next_cursor: field2.unwrap_or_default(),
-            result_type: crate::support::required(field3, "resultType")?,
-            tools: crate::support::required(field4, "tools")?,
-            ttl_ms: crate::support::required(field5, "ttlMs")?,
+            result_type: field3,
+            tools: field4,
+            ttl_ms: field5,
             extra: rest,
         })
     }
@@ -7843,38 +9924,65 @@ impl crate::support::FromValue for ListToolsResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ListToolsResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -7925,11 +10033,14 @@ impl crate::support::FromValue for LoggingMessageNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct LoggingMessageNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -7937,29 +10048,53 @@ impl crate::support::FromValue for LoggingMessageNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -8011,11 +10146,14 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct LoggingMessageNotificationParams",
             ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8023,31 +10161,57 @@ impl crate::support::FromValue for LoggingMessageNotificationParams {
         for (key, value) in object {
             match key.as_str() {
                 "data" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "level" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "logger" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
         ::std::result::Result::Ok(Self {
-            data: crate::support::required(field0, "data")?,
-            level: crate::support::required(field1, "level")?,
+            data: field0,
+            level: field1,
             logger: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
         })
@@ -8109,7 +10273,10 @@ impl crate::support::FromValue for MetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for MetaObject {
@@ -8155,38 +10322,62 @@ impl crate::support::FromValue for MethodNotFoundError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct MethodNotFoundError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -8272,38 +10463,62 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct MissingRequiredClientCapabilityError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -8341,38 +10556,65 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct MissingRequiredClientCapabilityErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
-            data: crate::support::required(field1, "data")?,
-            message: crate::support::required(field2, "message")?,
+            code: field0,
+            data: field1,
+            message: field2,
         })
     }
 }
@@ -8449,27 +10691,37 @@ impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorData
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct MissingRequiredClientCapabilityErrorErrorData",
             ::std::option::Option::Some(&["requiredCapabilities"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "requiredCapabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requiredCapabilities"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            required_capabilities: crate::support::required(
-                field0,
-                "requiredCapabilities",
-            )?,
+            required_capabilities: field0,
         })
     }
 }
@@ -8535,12 +10787,24 @@ impl crate::support::FromValue for MultiSelectEnumSchema {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -8620,18 +10884,26 @@ impl crate::support::FromValue for NotificationMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct NotificationMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "io.modelcontextprotocol/subscriptionId" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -8673,18 +10945,26 @@ impl crate::support::FromValue for NotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct NotificationParams",
             ::std::option::Option::Some(&["_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -8728,11 +11008,14 @@ impl crate::support::FromValue for PaginatedRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedRequest",
             ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8740,33 +11023,65 @@ impl crate::support::FromValue for PaginatedRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
         })
     }
 }
@@ -8806,31 +11121,47 @@ impl crate::support::FromValue for PaginatedRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedRequestParams",
             ::std::option::Option::Some(&["cursor", "_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "cursor" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
         ::std::result::Result::Ok(Self {
             cursor: field0.unwrap_or_default(),
-            meta: crate::support::required(field1, "_meta")?,
+            meta: field1,
         })
     }
 }
@@ -8894,11 +11225,14 @@ impl crate::support::FromValue for PaginatedResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PaginatedResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -8906,29 +11240,49 @@ impl crate::support::FromValue for PaginatedResult {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "nextCursor" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             next_cursor: field1.unwrap_or_default(),
-            result_type: crate::support::required(field2, "resultType")?,
+            result_type: field2,
             extra: rest,
         })
     }
@@ -8972,38 +11326,62 @@ impl crate::support::FromValue for ParseError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ParseError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
+            code: field0,
             data: field1.unwrap_or_default(),
-            message: crate::support::required(field2, "message")?,
+            message: field2,
         })
     }
 }
@@ -9203,27 +11581,77 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 3usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 4usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledSingleSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 5usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::UntitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 6usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::TitledMultiSelectEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 7usize => {
-                    crate::support::member_ref(&value).map(Self::LegacyTitledEnumSchema)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -9317,11 +11745,14 @@ impl crate::support::FromValue for ProgressNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9329,29 +11760,53 @@ impl crate::support::FromValue for ProgressNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -9409,13 +11864,16 @@ impl crate::support::FromValue for ProgressNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ProgressNotificationParams",
             ::std::option::Option::Some(
                 &["message", "_meta", "progress", "progressToken", "total"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9424,38 +11882,71 @@ impl crate::support::FromValue for ProgressNotificationParams {
         for (key, value) in object {
             match key.as_str() {
                 "message" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progress" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progressToken" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "total" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("progress"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("progressToken"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             message: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            progress: crate::support::required(field2, "progress")?,
-            progress_token: crate::support::required(field3, "progressToken")?,
+            progress: field2,
+            progress_token: field3,
             total: field4.unwrap_or_default(),
         })
     }
@@ -9592,13 +12083,16 @@ impl crate::support::FromValue for Prompt {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Prompt",
             ::std::option::Option::Some(
                 &["arguments", "description", "icons", "_meta", "name", "title"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9608,44 +12102,77 @@ impl crate::support::FromValue for Prompt {
         for (key, value) in object {
             match key.as_str() {
                 "arguments" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             arguments: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
-            name: crate::support::required(field4, "name")?,
+            name: field4,
             title: field5.unwrap_or_default(),
         })
     }
@@ -9699,11 +12226,14 @@ impl crate::support::FromValue for PromptListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9711,28 +12241,49 @@ impl crate::support::FromValue for PromptListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -9771,31 +12322,50 @@ impl crate::support::FromValue for PromptMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct PromptMessage",
             ::std::option::Option::Some(&["content", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
-            role: crate::support::required(field1, "role")?,
+            content: field0,
+            role: field1,
         })
     }
 }
@@ -9848,11 +12418,14 @@ impl crate::support::FromValue for ReadResourceRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9861,35 +12434,67 @@ impl crate::support::FromValue for ReadResourceRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -9938,13 +12543,16 @@ impl crate::support::FromValue for ReadResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceRequestParams",
             ::std::option::Option::Some(
                 &["inputResponses", "_meta", "requestState", "uri"],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -9952,33 +12560,59 @@ impl crate::support::FromValue for ReadResourceRequestParams {
         for (key, value) in object {
             match key.as_str() {
                 "inputResponses" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "requestState" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             input_responses: field0.unwrap_or_default(),
-            meta: crate::support::required(field1, "_meta")?,
+            meta: field1,
             request_state: field2.unwrap_or_default(),
-            uri: crate::support::required(field3, "uri")?,
+            uri: field3,
         })
     }
 }
@@ -10060,11 +12694,14 @@ impl crate::support::FromValue for ReadResourceResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -10074,41 +12711,82 @@ impl crate::support::FromValue for ReadResourceResult {
         for (key, value) in object {
             match key.as_str() {
                 "cacheScope" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "contents" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "ttlMs" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("contents"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
         ::std::result::Result::Ok(Self {
-            cache_scope: crate::support::required(field0, "cacheScope")?,
-            contents: crate::support::required(field1, "contents")?,
+            cache_scope: field0,
+            contents: field1,
             meta: field2.unwrap_or_default(),
-            result_type: crate::support::required(field3, "resultType")?,
-            ttl_ms: crate::support::required(field4, "ttlMs")?,
+            result_type: field3,
+            ttl_ms: field4,
             extra: rest,
         })
     }
@@ -10237,10 +12915,20 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::TextResourceContents)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::TextResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::BlobResourceContents)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -10305,38 +12993,65 @@ impl crate::support::FromValue for ReadResourceResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ReadResourceResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -10386,10 +13101,20 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
                 0usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::InputRequiredResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -10571,7 +13296,7 @@ impl crate::support::FromValue for RequestMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestMetaObject",
             ::std::option::Option::Some(
@@ -10583,7 +13308,10 @@ impl crate::support::FromValue for RequestMetaObject {
                     "progressToken",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -10592,44 +13320,75 @@ impl crate::support::FromValue for RequestMetaObject {
         for (key, value) in object {
             match key.as_str() {
                 "io.modelcontextprotocol/clientCapabilities" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "io.modelcontextprotocol/clientInfo" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "io.modelcontextprotocol/logLevel" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "io.modelcontextprotocol/protocolVersion" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "progressToken" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field(
+                    "io.modelcontextprotocol/clientCapabilities",
+                ),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("io.modelcontextprotocol/protocolVersion"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            io_modelcontextprotocol_client_capabilities: crate::support::required(
-                field0,
-                "io.modelcontextprotocol/clientCapabilities",
-            )?,
+            io_modelcontextprotocol_client_capabilities: field0,
             io_modelcontextprotocol_client_info: field1.unwrap_or_default(),
             io_modelcontextprotocol_log_level: field2.unwrap_or_default(),
-            io_modelcontextprotocol_protocol_version: crate::support::required(
-                field3,
-                "io.modelcontextprotocol/protocolVersion",
-            )?,
+            io_modelcontextprotocol_protocol_version: field3,
             progress_token: field4.unwrap_or_default(),
         })
     }
@@ -10662,25 +13421,34 @@ impl crate::support::FromValue for RequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct RequestParams",
             ::std::option::Option::Some(&["_meta"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            meta: crate::support::required(field0, "_meta")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        ::std::result::Result::Ok(Self { meta: field0 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
@@ -10783,7 +13551,7 @@ impl crate::support::FromValue for Resource {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Resource",
             ::std::option::Option::Some(
@@ -10799,7 +13567,10 @@ impl crate::support::FromValue for Resource {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -10812,63 +13583,114 @@ impl crate::support::FromValue for Resource {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             size: field6.unwrap_or_default(),
             title: field7.unwrap_or_default(),
-            uri: crate::support::required(field8, "uri")?,
+            uri: field8,
         })
     }
 }
@@ -10915,38 +13737,59 @@ impl crate::support::FromValue for ResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceContents",
             ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             mime_type: field1.unwrap_or_default(),
-            uri: crate::support::required(field2, "uri")?,
+            uri: field2,
         })
     }
 }
@@ -11054,7 +13897,7 @@ impl crate::support::FromValue for ResourceLink {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceLink",
             ::std::option::Option::Some(
@@ -11071,7 +13914,10 @@ impl crate::support::FromValue for ResourceLink {
                     "uri",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11085,69 +13931,128 @@ impl crate::support::FromValue for ResourceLink {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "size" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field8 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field9 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field9) = field9 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             size: field6.unwrap_or_default(),
             title: field7.unwrap_or_default(),
-            type_: crate::support::required(field8, "type")?,
-            uri: crate::support::required(field9, "uri")?,
+            type_: field8,
+            uri: field9,
         })
     }
 }
@@ -11200,11 +14105,14 @@ impl crate::support::FromValue for ResourceListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11212,28 +14120,49 @@ impl crate::support::FromValue for ResourceListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -11270,32 +14199,48 @@ impl crate::support::FromValue for ResourceRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceRequestParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
-        ::std::result::Result::Ok(Self {
-            meta: crate::support::required(field0, "_meta")?,
-            uri: crate::support::required(field1, "uri")?,
-        })
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self { meta: field0, uri: field1 })
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
@@ -11389,7 +14334,7 @@ impl crate::support::FromValue for ResourceTemplate {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceTemplate",
             ::std::option::Option::Some(
@@ -11404,7 +14349,10 @@ impl crate::support::FromValue for ResourceTemplate {
                     "uriTemplate",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11416,57 +14364,105 @@ impl crate::support::FromValue for ResourceTemplate {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uriTemplate" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
             meta: field3.unwrap_or_default(),
             mime_type: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             title: field6.unwrap_or_default(),
-            uri_template: crate::support::required(field7, "uriTemplate")?,
+            uri_template: field7,
         })
     }
 }
@@ -11517,11 +14513,14 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceUpdatedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -11529,29 +14528,53 @@ impl crate::support::FromValue for ResourceUpdatedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -11592,31 +14615,47 @@ impl crate::support::FromValue for ResourceUpdatedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResourceUpdatedNotificationParams",
             ::std::option::Option::Some(&["_meta", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            uri: crate::support::required(field1, "uri")?,
+            uri: field1,
         })
     }
 }
@@ -11668,18 +14707,26 @@ impl crate::support::FromValue for ResultMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ResultMetaObject",
             ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "io.modelcontextprotocol/serverInfo" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -11742,7 +14789,10 @@ impl crate::support::FromValue for ResultType {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        crate::support::from_value(value).map(Self)
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ResultType {
@@ -11792,38 +14842,59 @@ impl crate::support::FromValue for Root {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Root",
             ::std::option::Option::Some(&["_meta", "name", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             name: field1.unwrap_or_default(),
-            uri: crate::support::required(field2, "uri")?,
+            uri: field2,
         })
     }
 }
@@ -11863,38 +14934,62 @@ impl crate::support::FromValue for SamplingMessage {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SamplingMessage",
             ::std::option::Option::Some(&["content", "_meta", "role"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "role" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             meta: field1.unwrap_or_default(),
-            role: crate::support::required(field2, "role")?,
+            role: field2,
         })
     }
 }
@@ -11954,11 +15049,46 @@ impl crate::support::FromValue for SamplingMessageContent {
             return crate::support::member(value.clone()).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -12039,11 +15169,46 @@ impl crate::support::FromValue for SamplingMessageContentBlock {
             return ::std::result::Result::Err(crate::support::not_an_object(&value));
         }
         match crate::support::tag(&value, "type")? {
-            "text" => crate::support::member(value).map(Self::TextContent),
-            "image" => crate::support::member(value).map(Self::ImageContent),
-            "audio" => crate::support::member(value).map(Self::AudioContent),
-            "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-            "tool_result" => crate::support::member(value).map(Self::ToolResultContent),
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
             other => {
                 ::std::result::Result::Err(
                     crate::support::unknown_tag(
@@ -12169,7 +15334,7 @@ impl crate::support::FromValue for ServerCapabilities {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ServerCapabilities",
             ::std::option::Option::Some(
@@ -12183,7 +15348,10 @@ impl crate::support::FromValue for ServerCapabilities {
                     "tools",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12194,39 +15362,74 @@ impl crate::support::FromValue for ServerCapabilities {
         for (key, value) in object {
             match key.as_str() {
                 "completions" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "experimental" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "extensions" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "logging" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "prompts" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resources" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "tools" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -12310,29 +15513,72 @@ impl crate::support::FromValue for ServerNotification {
         }
         match crate::support::tag(&value, "method")? {
             "notifications/cancelled" => {
-                crate::support::member(value).map(Self::CancelledNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/progress" => {
-                crate::support::member(value).map(Self::ProgressNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/list_changed" => {
-                crate::support::member(value).map(Self::ResourceListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ResourceListChangedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/subscriptions/acknowledged" => {
-                crate::support::member(value)
-                    .map(Self::SubscriptionsAcknowledgedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::SubscriptionsAcknowledgedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/resources/updated" => {
-                crate::support::member(value).map(Self::ResourceUpdatedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceUpdatedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/prompts/list_changed" => {
-                crate::support::member(value).map(Self::PromptListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PromptListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/tools/list_changed" => {
-                crate::support::member(value).map(Self::ToolListChangedNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             "notifications/message" => {
-                crate::support::member(value).map(Self::LoggingMessageNotification)
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::LoggingMessageNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
             }
             other => {
                 ::std::result::Result::Err(
@@ -12591,29 +15837,103 @@ impl crate::support::FromValue for ServerResult {
         let mut error = ::std::option::Option::None;
         for index in crate::support::ranked(&value, SHAPES) {
             let attempt = match index {
-                0usize => crate::support::member_ref(&value).map(Self::DiscoverResult),
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::DiscoverResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 1usize => {
-                    crate::support::member_ref(&value).map(Self::ListResourcesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 2usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::ListResourceTemplatesResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 3usize => {
-                    crate::support::member_ref(&value).map(Self::ReadResourceResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
-                4usize => crate::support::member_ref(&value).map(Self::ListPromptsResult),
-                5usize => crate::support::member_ref(&value).map(Self::GetPromptResult),
-                6usize => crate::support::member_ref(&value).map(Self::ListToolsResult),
-                7usize => crate::support::member_ref(&value).map(Self::CallToolResult),
-                8usize => crate::support::member_ref(&value).map(Self::CompleteResult),
-                9usize => crate::support::member_ref(&value).map(Self::Result),
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
                 10usize => {
-                    crate::support::member_ref(&value).map(Self::InputRequiredResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 11usize => {
-                    crate::support::member_ref(&value)
-                        .map(Self::SubscriptionsListenResult)
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SubscriptionsListenResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
                 }
                 _ => continue,
             };
@@ -12741,7 +16061,7 @@ impl crate::support::FromValue for StringSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct StringSchema",
             ::std::option::Option::Some(
@@ -12755,7 +16075,10 @@ impl crate::support::FromValue for StringSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12766,43 +16089,81 @@ impl crate::support::FromValue for StringSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "format" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxLength" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minLength" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
@@ -12810,7 +16171,7 @@ impl crate::support::FromValue for StringSchema {
             max_length: field3.unwrap_or_default(),
             min_length: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
@@ -12879,7 +16240,7 @@ impl crate::support::FromValue for SubscriptionFilter {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionFilter",
             ::std::option::Option::Some(
@@ -12890,7 +16251,10 @@ impl crate::support::FromValue for SubscriptionFilter {
                     "toolsListChanged",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12898,24 +16262,44 @@ impl crate::support::FromValue for SubscriptionFilter {
         for (key, value) in object {
             match key.as_str() {
                 "promptsListChanged" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourceSubscriptions" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resourcesListChanged" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "toolsListChanged" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -12984,11 +16368,14 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsAcknowledgedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -12996,29 +16383,53 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
-            params: crate::support::required(field2, "params")?,
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
             extra: rest,
         })
     }
@@ -13097,31 +16508,49 @@ impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsAcknowledgedNotificationParams",
             ::std::option::Option::Some(&["_meta", "notifications"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "notifications" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("notifications"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
-            notifications: crate::support::required(field1, "notifications")?,
+            notifications: field1,
         })
     }
 }
@@ -13176,11 +16605,14 @@ impl crate::support::FromValue for SubscriptionsListenRequest {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsListenRequest",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13189,35 +16621,67 @@ impl crate::support::FromValue for SubscriptionsListenRequest {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            method: crate::support::required(field2, "method")?,
-            params: crate::support::required(field3, "params")?,
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
             extra: rest,
         })
     }
@@ -13287,31 +16751,52 @@ impl crate::support::FromValue for SubscriptionsListenRequestParams {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsListenRequestParams",
             ::std::option::Option::Some(&["_meta", "notifications"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "notifications" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("notifications"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            meta: crate::support::required(field0, "_meta")?,
-            notifications: crate::support::required(field1, "notifications")?,
+            meta: field0,
+            notifications: field1,
         })
     }
 }
@@ -13371,34 +16856,55 @@ impl crate::support::FromValue for SubscriptionsListenResult {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsListenResult",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "resultType" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            meta: crate::support::required(field0, "_meta")?,
-            result_type: crate::support::required(field1, "resultType")?,
+            meta: field0,
+            result_type: field1,
             extra: rest,
         })
     }
@@ -13464,7 +16970,7 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsListenResultMetaObject",
             ::std::option::Option::Some(
@@ -13473,30 +16979,45 @@ impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
                     "io.modelcontextprotocol/subscriptionId",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "io.modelcontextprotocol/serverInfo" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "io.modelcontextprotocol/subscriptionId" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("io.modelcontextprotocol/subscriptionId"),
+            );
+        };
         ::std::result::Result::Ok(Self {
             io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
-            io_modelcontextprotocol_subscription_id: crate::support::required(
-                field1,
-                "io.modelcontextprotocol/subscriptionId",
-            )?,
+            io_modelcontextprotocol_subscription_id: field1,
         })
     }
 }
@@ -13534,38 +17055,65 @@ impl crate::support::FromValue for SubscriptionsListenResultResponse {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct SubscriptionsListenResultResponse",
             ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "result" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            jsonrpc: crate::support::required(field1, "jsonrpc")?,
-            result: crate::support::required(field2, "result")?,
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
         })
     }
 }
@@ -13614,11 +17162,14 @@ impl crate::support::FromValue for TextContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TextContent",
             ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13626,33 +17177,59 @@ impl crate::support::FromValue for TextContent {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "text" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             meta: field1.unwrap_or_default(),
-            text: crate::support::required(field2, "text")?,
-            type_: crate::support::required(field3, "type")?,
+            text: field2,
+            type_: field3,
         })
     }
 }
@@ -13702,11 +17279,14 @@ impl crate::support::FromValue for TextResourceContents {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TextResourceContents",
             ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13714,33 +17294,59 @@ impl crate::support::FromValue for TextResourceContents {
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "mimeType" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "text" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "uri" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
         ::std::result::Result::Ok(Self {
             meta: field0.unwrap_or_default(),
             mime_type: field1.unwrap_or_default(),
-            text: crate::support::required(field2, "text")?,
-            uri: crate::support::required(field3, "uri")?,
+            text: field2,
+            uri: field3,
         })
     }
 }
@@ -13812,7 +17418,7 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct TitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -13826,7 +17432,10 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -13837,51 +17446,92 @@ impl crate::support::FromValue for TitledMultiSelectEnumSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "items" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxItems" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minItems" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            items: crate::support::required(field2, "items")?,
+            items: field2,
             max_items: field3.unwrap_or_default(),
             min_items: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
@@ -13977,7 +17627,7 @@ impl crate::support::FromValue for Tool {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct Tool",
             ::std::option::Option::Some(
@@ -13992,7 +17642,10 @@ impl crate::support::FromValue for Tool {
                     "title",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -14004,55 +17657,103 @@ impl crate::support::FromValue for Tool {
         for (key, value) in object {
             match key.as_str() {
                 "annotations" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "icons" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "inputSchema" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "outputSchema" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field7 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
         ::std::result::Result::Ok(Self {
             annotations: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
             icons: field2.unwrap_or_default(),
-            input_schema: crate::support::required(field3, "inputSchema")?,
+            input_schema: field3,
             meta: field4.unwrap_or_default(),
-            name: crate::support::required(field5, "name")?,
+            name: field5,
             output_schema: field6.unwrap_or_default(),
             title: field7.unwrap_or_default(),
         })
@@ -14118,34 +17819,50 @@ impl crate::support::FromValue for ToolInputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolInputSchema",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "$schema" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             schema: field0.unwrap_or_default(),
-            type_: crate::support::required(field1, "type")?,
+            type_: field1,
             extra: rest,
         })
     }
@@ -14199,11 +17916,14 @@ impl crate::support::FromValue for ToolListChangedNotification {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolListChangedNotification",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -14211,28 +17931,49 @@ impl crate::support::FromValue for ToolListChangedNotification {
         for (key, value) in object {
             match key.as_str() {
                 "jsonrpc" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "method" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "params" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
                 }
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
         ::std::result::Result::Ok(Self {
-            jsonrpc: crate::support::required(field0, "jsonrpc")?,
-            method: crate::support::required(field1, "method")?,
+            jsonrpc: field0,
+            method: field1,
             params: field2.unwrap_or_default(),
             extra: rest,
         })
@@ -14286,19 +18027,27 @@ impl crate::support::FromValue for ToolOutputSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolOutputSchema",
             ::std::option::Option::None,
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
             match key.as_str() {
                 "$schema" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {
                     rest.insert(key, value);
@@ -14380,7 +18129,7 @@ impl crate::support::FromValue for ToolResultContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolResultContent",
             ::std::option::Option::Some(
@@ -14393,7 +18142,10 @@ impl crate::support::FromValue for ToolResultContent {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -14403,45 +18155,86 @@ impl crate::support::FromValue for ToolResultContent {
         for (key, value) in object {
             match key.as_str() {
                 "content" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "isError" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "structuredContent" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "toolUseId" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("toolUseId"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            content: crate::support::required(field0, "content")?,
+            content: field0,
             is_error: field1.unwrap_or_default(),
             meta: field2.unwrap_or_default(),
             structured_content: field3.unwrap_or_default(),
-            tool_use_id: crate::support::required(field4, "toolUseId")?,
-            type_: crate::support::required(field5, "type")?,
+            tool_use_id: field4,
+            type_: field5,
         })
     }
 }
@@ -14492,11 +18285,14 @@ impl crate::support::FromValue for ToolUseContent {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct ToolUseContent",
             ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -14505,39 +18301,76 @@ impl crate::support::FromValue for ToolUseContent {
         for (key, value) in object {
             match key.as_str() {
                 "id" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "input" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "_meta" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "name" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("input"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
-            id: crate::support::required(field0, "id")?,
-            input: crate::support::required(field1, "input")?,
+            id: field0,
+            input: field1,
             meta: field2.unwrap_or_default(),
-            name: crate::support::required(field3, "name")?,
-            type_: crate::support::required(field4, "type")?,
+            name: field3,
+            type_: field4,
         })
     }
 }
@@ -14581,38 +18414,62 @@ impl crate::support::FromValue for UnsupportedProtocolVersionError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsupportedProtocolVersionError",
             ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "error" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "id" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "jsonrpc" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
         ::std::result::Result::Ok(Self {
-            error: crate::support::required(field0, "error")?,
+            error: field0,
             id: field1.unwrap_or_default(),
-            jsonrpc: crate::support::required(field2, "jsonrpc")?,
+            jsonrpc: field2,
         })
     }
 }
@@ -14650,38 +18507,65 @@ impl crate::support::FromValue for UnsupportedProtocolVersionErrorError {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsupportedProtocolVersionErrorError",
             ::std::option::Option::Some(&["code", "data", "message"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "code" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "data" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "message" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
         ::std::result::Result::Ok(Self {
-            code: crate::support::required(field0, "code")?,
-            data: crate::support::required(field1, "data")?,
-            message: crate::support::required(field2, "message")?,
+            code: field0,
+            data: field1,
+            message: field2,
         })
     }
 }
@@ -14762,31 +18646,54 @@ impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UnsupportedProtocolVersionErrorErrorData",
             ::std::option::Option::Some(&["requested", "supported"]),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
                 "requested" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "supported" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requested"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("supported"),
+            );
+        };
         ::std::result::Result::Ok(Self {
-            requested: crate::support::required(field0, "requested")?,
-            supported: crate::support::required(field1, "supported")?,
+            requested: field0,
+            supported: field1,
         })
     }
 }
@@ -14859,7 +18766,7 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
     fn from_value(
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = crate::support::object(
+        let object = match crate::support::object(
             value,
             "struct UntitledMultiSelectEnumSchema",
             ::std::option::Option::Some(
@@ -14873,7 +18780,10 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
                     "type",
                 ],
             ),
-        )?;
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
         let mut field2 = ::std::option::Option::None;
@@ -14884,51 +18794,92 @@ impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
         for (key, value) in object {
             match key.as_str() {
                 "default" => {
-                    field0 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "description" => {
-                    field1 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "items" => {
-                    field2 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "maxItems" => {
-                    field3 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "minItems" => {
-                    field4 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "title" => {
-                    field5 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 "type" => {
-                    field6 = ::std::option::Option::Some(
-                        crate::support::from_value(value)?,
-                    );
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
                 }
                 _ => {}
             }
         }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
         ::std::result::Result::Ok(Self {
             default: field0.unwrap_or_default(),
             description: field1.unwrap_or_default(),
-            items: crate::support::required(field2, "items")?,
+            items: field2,
             max_items: field3.unwrap_or_default(),
             min_items: field4.unwrap_or_default(),
             title: field5.unwrap_or_default(),
-            type_: crate::support::required(field6, "type")?,
+            type_: field6,
         })
     }
 }
