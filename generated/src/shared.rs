@@ -18,41 +18,213 @@ pub mod v2024_11_05__v2025_03_26 {
         ListRootsRequestMethod, PromptReferenceType,
     };
     ///`BlobResourceContents`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct BlobResourceContents {
         ///A base64-encoded string representing the binary data of the item.
         pub blob: ::std::string::String,
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The URI of this resource.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for BlobResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
+            state.serialize_field("blob", &self.blob)?;
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for BlobResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct BlobResourceContents",
+                ::std::option::Option::Some(&["blob", "mimeType", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "blob" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("blob"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                blob: field0,
+                mime_type: field1.unwrap_or_default(),
+                uri: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ClientCapabilities {
         ///Experimental, non-standard capabilities that the client supports.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub experimental: ::std::option::Option<
             ::std::collections::BTreeMap<
                 ::std::string::String,
                 ::serde_json::Map<::std::string::String, ::serde_json::Value>,
             >,
         >,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub roots: ::std::option::Option<ClientCapabilitiesRoots>,
         ///Present if the client supports sampling from an LLM.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub sampling: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     }
+    impl ::serde::Serialize for ClientCapabilities {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.experimental.is_some())
+                + usize::from(self.roots.is_some())
+                + usize::from(self.sampling.is_some());
+            let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
+            if self.experimental.is_some() {
+                state.serialize_field("experimental", &self.experimental)?;
+            } else {
+                state.skip_field("experimental")?;
+            }
+            if self.roots.is_some() {
+                state.serialize_field("roots", &self.roots)?;
+            } else {
+                state.skip_field("roots")?;
+            }
+            if self.sampling.is_some() {
+                state.serialize_field("sampling", &self.sampling)?;
+            } else {
+                state.skip_field("sampling")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ClientCapabilities {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ClientCapabilities",
+                ::std::option::Option::Some(&["experimental", "roots", "sampling"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "experimental" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "roots" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "sampling" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                experimental: field0.unwrap_or_default(),
+                roots: field1.unwrap_or_default(),
+                sampling: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ClientRequest`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum ClientRequest {
         InitializeRequest(InitializeRequest),
         PingRequest(PingRequest),
@@ -133,92 +305,206 @@ pub mod v2024_11_05__v2025_03_26 {
             Self::CompleteRequest(value)
         }
     }
+    impl crate::support::FromValue for ClientRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            match crate::support::tag(&value, "method")? {
+                "initialize" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "ping" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PingRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "resources/list" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "resources/templates/list" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesRequest(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "resources/read" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "resources/subscribe" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "resources/unsubscribe" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "prompts/list" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "prompts/get" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "tools/list" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "tools/call" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "logging/setLevel" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "completion/complete" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteRequest(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                other => {
+                    ::std::result::Result::Err(
+                        crate::support::unknown_tag(
+                            "method",
+                            other,
+                            &[
+                                "initialize",
+                                "ping",
+                                "resources/list",
+                                "resources/templates/list",
+                                "resources/read",
+                                "resources/subscribe",
+                                "resources/unsubscribe",
+                                "prompts/list",
+                                "prompts/get",
+                                "tools/list",
+                                "tools/call",
+                                "logging/setLevel",
+                                "completion/complete",
+                            ],
+                        ),
+                    )
+                }
+            }
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for ClientRequest {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for ClientRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::InitializeRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                match crate::support::tag(&value, "method")? {
-                    "initialize" => {
-                        crate::support::member(value).map(Self::InitializeRequest)
-                    }
-                    "ping" => crate::support::member(value).map(Self::PingRequest),
-                    "resources/list" => {
-                        crate::support::member(value).map(Self::ListResourcesRequest)
-                    }
-                    "resources/templates/list" => {
-                        crate::support::member(value)
-                            .map(Self::ListResourceTemplatesRequest)
-                    }
-                    "resources/read" => {
-                        crate::support::member(value).map(Self::ReadResourceRequest)
-                    }
-                    "resources/subscribe" => {
-                        crate::support::member(value).map(Self::SubscribeRequest)
-                    }
-                    "resources/unsubscribe" => {
-                        crate::support::member(value).map(Self::UnsubscribeRequest)
-                    }
-                    "prompts/list" => {
-                        crate::support::member(value).map(Self::ListPromptsRequest)
-                    }
-                    "prompts/get" => {
-                        crate::support::member(value).map(Self::GetPromptRequest)
-                    }
-                    "tools/list" => {
-                        crate::support::member(value).map(Self::ListToolsRequest)
-                    }
-                    "tools/call" => {
-                        crate::support::member(value).map(Self::CallToolRequest)
-                    }
-                    "logging/setLevel" => {
-                        crate::support::member(value).map(Self::SetLevelRequest)
-                    }
-                    "completion/complete" => {
-                        crate::support::member(value).map(Self::CompleteRequest)
-                    }
-                    other => {
-                        ::std::result::Result::Err(
-                            crate::support::unknown_tag(
-                                "method",
-                                other,
-                                &[
-                                    "initialize",
-                                    "ping",
-                                    "resources/list",
-                                    "resources/templates/list",
-                                    "resources/read",
-                                    "resources/subscribe",
-                                    "resources/unsubscribe",
-                                    "prompts/list",
-                                    "prompts/get",
-                                    "tools/list",
-                                    "tools/call",
-                                    "logging/setLevel",
-                                    "completion/complete",
-                                ],
-                            ),
-                        )
-                    }
+                Self::PingRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+                Self::ListResourcesRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ListResourceTemplatesRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ReadResourceRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::SubscribeRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::UnsubscribeRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ListPromptsRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::GetPromptRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ListToolsRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::CallToolRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::SetLevelRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::CompleteRequest(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+            }
         }
     }
     ///A request from the client to the server, to ask for completion options.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CompleteRequest {
         pub method: CompleteRequestMethod,
         pub params: CompleteRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteRequest {
@@ -233,16 +519,168 @@ pub mod v2024_11_05__v2025_03_26 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for CompleteRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CompleteRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CompleteRequestParams {
         pub argument: CompleteRequestParamsArgument,
-        #[serde(rename = "ref")]
         pub ref_: CompleteRequestParamsRef,
     }
+    impl ::serde::Serialize for CompleteRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
+            state.serialize_field("argument", &self.argument)?;
+            state.serialize_field("ref", &self.ref_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteRequestParams",
+                ::std::option::Option::Some(&["argument", "ref"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "argument" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "ref" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("argument"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("ref"));
+            };
+            ::std::result::Result::Ok(Self {
+                argument: field0,
+                ref_: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CompleteRequestParamsRef`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum CompleteRequestParamsRef {
         PromptReference(PromptReference),
         ResourceReference(ResourceReference),
@@ -257,43 +695,66 @@ pub mod v2024_11_05__v2025_03_26 {
             Self::ResourceReference(value)
         }
     }
+    impl crate::support::FromValue for CompleteRequestParamsRef {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            match crate::support::tag(&value, "type")? {
+                "ref/prompt" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PromptReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "ref/resource" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResourceReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                other => {
+                    ::std::result::Result::Err(
+                        crate::support::unknown_tag(
+                            "type",
+                            other,
+                            &["ref/prompt", "ref/resource"],
+                        ),
+                    )
+                }
+            }
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsRef {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for CompleteRequestParamsRef {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::PromptReference(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                match crate::support::tag(&value, "type")? {
-                    "ref/prompt" => {
-                        crate::support::member(value).map(Self::PromptReference)
-                    }
-                    "ref/resource" => {
-                        crate::support::member(value).map(Self::ResourceReference)
-                    }
-                    other => {
-                        ::std::result::Result::Err(
-                            crate::support::unknown_tag(
-                                "type",
-                                other,
-                                &["ref/prompt", "ref/resource"],
-                            ),
-                        )
-                    }
+                Self::ResourceReference(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///`EmbeddedResourceResource`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum EmbeddedResourceResource {
         TextResourceContents(TextResourceContents),
         BlobResourceContents(BlobResourceContents),
@@ -308,72 +769,170 @@ pub mod v2024_11_05__v2025_03_26 {
             Self::BlobResourceContents(value)
         }
     }
+    impl crate::support::FromValue for EmbeddedResourceResource {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            const SHAPES: &[crate::support::Shape] = &[
+                crate::support::Shape {
+                    required: &["text", "uri"],
+                    declared: &["mimeType", "text", "uri"],
+                    consts: &[],
+                },
+                crate::support::Shape {
+                    required: &["blob", "uri"],
+                    declared: &["blob", "mimeType", "uri"],
+                    consts: &[],
+                },
+            ];
+            let mut error = ::std::option::Option::None;
+            for index in crate::support::ranked(&value, SHAPES) {
+                let attempt = match index {
+                    0usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    1usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    _ => continue,
+                };
+                match attempt {
+                    ::std::result::Result::Ok(parsed) => {
+                        return ::std::result::Result::Ok(parsed);
+                    }
+                    ::std::result::Result::Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+            ::std::result::Result::Err(
+                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+            )
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for EmbeddedResourceResource {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::TextResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                const SHAPES: &[crate::support::Shape] = &[
-                    crate::support::Shape {
-                        required: &["text", "uri"],
-                        declared: &["mimeType", "text", "uri"],
-                        consts: &[],
-                    },
-                    crate::support::Shape {
-                        required: &["blob", "uri"],
-                        declared: &["blob", "mimeType", "uri"],
-                        consts: &[],
-                    },
-                ];
-                let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
-                    let attempt = match index {
-                        0usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::TextResourceContents)
-                        }
-                        1usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::BlobResourceContents)
-                        }
-                        _ => continue,
-                    };
-                    match attempt {
-                        ::std::result::Result::Ok(parsed) => {
-                            return ::std::result::Result::Ok(parsed);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            error.get_or_insert(e);
-                        }
-                    }
+                Self::BlobResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                ::std::result::Result::Err(
-                    error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-                )
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///Describes the name and version of an MCP implementation.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Implementation {
         pub name: ::std::string::String,
         pub version: ::std::string::String,
     }
+    impl ::serde::Serialize for Implementation {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer.serialize_struct("Implementation", len)?;
+            state.serialize_field("name", &self.name)?;
+            state.serialize_field("version", &self.version)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Implementation {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Implementation",
+                ::std::option::Option::Some(&["name", "version"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "version" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("version"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0,
+                version: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Implementation {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///This request is sent from the client to the server when it first connects, asking it to begin initialization.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct InitializeRequest {
         pub method: InitializeRequestMethod,
         pub params: InitializeRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializeRequest {
@@ -388,34 +947,310 @@ pub mod v2024_11_05__v2025_03_26 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for InitializeRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for InitializeRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct InitializeRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`InitializeRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct InitializeRequestParams {
         pub capabilities: ClientCapabilities,
-        #[serde(rename = "clientInfo")]
         pub client_info: Implementation,
         ///The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-        #[serde(rename = "protocolVersion")]
         pub protocol_version: ::std::string::String,
     }
+    impl ::serde::Serialize for InitializeRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize;
+            let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
+            state.serialize_field("capabilities", &self.capabilities)?;
+            state.serialize_field("clientInfo", &self.client_info)?;
+            state.serialize_field("protocolVersion", &self.protocol_version)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for InitializeRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct InitializeRequestParams",
+                ::std::option::Option::Some(
+                    &["capabilities", "clientInfo", "protocolVersion"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "capabilities" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "clientInfo" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "protocolVersion" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("capabilities"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("clientInfo"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("protocolVersion"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                capabilities: field0,
+                client_info: field1,
+                protocol_version: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A request that expects a response.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcRequest {
         pub id: RequestId,
         pub jsonrpc: JsonrpcVersion,
         pub method: ::std::string::String,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<JsonrpcRequestParams>,
     }
+    impl ::serde::Serialize for JsonrpcRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
+            state.serialize_field("id", &self.id)?;
+            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcRequest",
+                ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "id" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "jsonrpc" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                id: field0,
+                jsonrpc: field1,
+                method: field2,
+                params: field3.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`JsonrpcRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcRequestParams {
-        #[serde(
-            rename = "_meta",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<JsonrpcRequestParamsMeta>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
@@ -430,37 +1265,140 @@ pub mod v2024_11_05__v2025_03_26 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for JsonrpcRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcRequestParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`JsonrpcRequestParamsMeta`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct JsonrpcRequestParamsMeta {
         ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        #[serde(
-            rename = "progressToken",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub progress_token: ::std::option::Option<ProgressToken>,
     }
+    impl ::serde::Serialize for JsonrpcRequestParamsMeta {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.progress_token.is_some());
+            let mut state = serializer
+                .serialize_struct("JsonrpcRequestParamsMeta", len)?;
+            if self.progress_token.is_some() {
+                state.serialize_field("progressToken", &self.progress_token)?;
+            } else {
+                state.skip_field("progressToken")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcRequestParamsMeta {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcRequestParamsMeta",
+                ::std::option::Option::Some(&["progressToken"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "progressToken" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                progress_token: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParamsMeta {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The server's response to a prompts/list request from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListPromptsResult {
         ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-        #[serde(
-            rename = "nextCursor",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
         pub prompts: ::std::vec::Vec<Prompt>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsResult {
@@ -475,6 +1413,99 @@ If present, there may be more results available.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListPromptsResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            if self.next_cursor.is_some() {
+                state.serialize_entry("nextCursor", &self.next_cursor)?;
+            }
+            state.serialize_entry("prompts", &self.prompts)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListPromptsResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListPromptsResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "nextCursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "prompts" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("prompts"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                next_cursor: field1.unwrap_or_default(),
+                prompts: field2,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
 for roots is providing a set of repositories or directories a server should operate
@@ -482,12 +1513,10 @@ on.
 
 This request is typically used when the server needs to understand the file system
 structure or access specific locations that the client has permission to read from.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListRootsRequest {
         pub method: ListRootsRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ListRootsRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequest {
@@ -502,15 +1531,88 @@ structure or access specific locations that the client has permission to read fr
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListRootsRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListRootsRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListRootsRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListRootsRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListRootsRequestParams {
-        #[serde(
-            rename = "_meta",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsRequestParams {
@@ -525,32 +1627,139 @@ structure or access specific locations that the client has permission to read fr
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListRootsRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListRootsRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListRootsRequestParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListRootsRequestParamsMeta`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ListRootsRequestParamsMeta {
         ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        #[serde(
-            rename = "progressToken",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub progress_token: ::std::option::Option<ProgressToken>,
+    }
+    impl ::serde::Serialize for ListRootsRequestParamsMeta {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.progress_token.is_some());
+            let mut state = serializer
+                .serialize_struct("ListRootsRequestParamsMeta", len)?;
+            if self.progress_token.is_some() {
+                state.serialize_field("progressToken", &self.progress_token)?;
+            } else {
+                state.skip_field("progressToken")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListRootsRequestParamsMeta {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListRootsRequestParamsMeta",
+                ::std::option::Option::Some(&["progressToken"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "progressToken" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                progress_token: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**The client's response to a roots/list request from the server.
 This result contains an array of Root objects, each representing a root directory
 or file that the server can operate on.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListRootsResult {
         ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         pub roots: ::std::vec::Vec<Root>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
@@ -565,13 +1774,89 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListRootsResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            state.serialize_entry("roots", &self.roots)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListRootsResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListRootsResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "roots" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("roots"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                roots: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PingRequest {
         pub method: PingRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<PingRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequest {
@@ -586,15 +1871,88 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for PingRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PingRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PingRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PingRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`PingRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PingRequestParams {
-        #[serde(
-            rename = "_meta",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<PingRequestParamsMeta>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PingRequestParams {
@@ -609,62 +1967,414 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for PingRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PingRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PingRequestParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PingRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`PingRequestParamsMeta`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct PingRequestParamsMeta {
         ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        #[serde(
-            rename = "progressToken",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub progress_token: ::std::option::Option<ProgressToken>,
     }
+    impl ::serde::Serialize for PingRequestParamsMeta {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.progress_token.is_some());
+            let mut state = serializer.serialize_struct("PingRequestParamsMeta", len)?;
+            if self.progress_token.is_some() {
+                state.serialize_field("progressToken", &self.progress_token)?;
+            } else {
+                state.skip_field("progressToken")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PingRequestParamsMeta {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PingRequestParamsMeta",
+                ::std::option::Option::Some(&["progressToken"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "progressToken" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                progress_token: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A prompt or prompt template that the server offers.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Prompt {
         ///A list of arguments to use for templating the prompt.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
         ///An optional description of what this prompt provides
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         ///The name of the prompt or prompt template.
         pub name: ::std::string::String,
     }
+    impl ::serde::Serialize for Prompt {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.arguments.is_some())
+                + usize::from(self.description.is_some());
+            let mut state = serializer.serialize_struct("Prompt", len)?;
+            if self.arguments.is_some() {
+                state.serialize_field("arguments", &self.arguments)?;
+            } else {
+                state.skip_field("arguments")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Prompt {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Prompt",
+                ::std::option::Option::Some(&["arguments", "description", "name"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "arguments" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                arguments: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                name: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Prompt {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Describes an argument that a prompt can accept.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptArgument {
         ///A human-readable description of the argument.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         ///The name of the argument.
         pub name: ::std::string::String,
         ///Whether this argument must be provided.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub required: ::std::option::Option<bool>,
     }
+    impl ::serde::Serialize for PromptArgument {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.description.is_some())
+                + usize::from(self.required.is_some());
+            let mut state = serializer.serialize_struct("PromptArgument", len)?;
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            if self.required.is_some() {
+                state.serialize_field("required", &self.required)?;
+            } else {
+                state.skip_field("required")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptArgument {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptArgument",
+                ::std::option::Option::Some(&["description", "name", "required"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "required" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                description: field0.unwrap_or_default(),
+                name: field1,
+                required: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptArgument {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Identifies a prompt.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptReference {
         ///The name of the prompt or prompt template
         pub name: ::std::string::String,
-        #[serde(rename = "type")]
         pub type_: PromptReferenceType,
     }
+    impl ::serde::Serialize for PromptReference {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer.serialize_struct("PromptReference", len)?;
+            state.serialize_field("name", &self.name)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptReference {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptReference",
+                ::std::option::Option::Some(&["name", "type"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0,
+                type_: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptReference {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The server's response to a resources/read request from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ReadResourceResult {
         pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
         ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
@@ -679,9 +2389,86 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ReadResourceResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("contents", &self.contents)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ReadResourceResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ReadResourceResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "contents" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("contents"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                contents: field0,
+                meta: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ReadResourceResultContentsItem`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum ReadResourceResultContentsItem {
         TextResourceContents(TextResourceContents),
         BlobResourceContents(BlobResourceContents),
@@ -696,76 +2483,170 @@ or file that the server can operate on.*/
             Self::BlobResourceContents(value)
         }
     }
+    impl crate::support::FromValue for ReadResourceResultContentsItem {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            const SHAPES: &[crate::support::Shape] = &[
+                crate::support::Shape {
+                    required: &["text", "uri"],
+                    declared: &["mimeType", "text", "uri"],
+                    consts: &[],
+                },
+                crate::support::Shape {
+                    required: &["blob", "uri"],
+                    declared: &["blob", "mimeType", "uri"],
+                    consts: &[],
+                },
+            ];
+            let mut error = ::std::option::Option::None;
+            for index in crate::support::ranked(&value, SHAPES) {
+                let attempt = match index {
+                    0usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    1usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    _ => continue,
+                };
+                match attempt {
+                    ::std::result::Result::Ok(parsed) => {
+                        return ::std::result::Result::Ok(parsed);
+                    }
+                    ::std::result::Result::Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+            ::std::result::Result::Err(
+                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+            )
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for ReadResourceResultContentsItem {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::TextResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                const SHAPES: &[crate::support::Shape] = &[
-                    crate::support::Shape {
-                        required: &["text", "uri"],
-                        declared: &["mimeType", "text", "uri"],
-                        consts: &[],
-                    },
-                    crate::support::Shape {
-                        required: &["blob", "uri"],
-                        declared: &["blob", "mimeType", "uri"],
-                        consts: &[],
-                    },
-                ];
-                let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
-                    let attempt = match index {
-                        0usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::TextResourceContents)
-                        }
-                        1usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::BlobResourceContents)
-                        }
-                        _ => continue,
-                    };
-                    match attempt {
-                        ::std::result::Result::Ok(parsed) => {
-                            return ::std::result::Result::Ok(parsed);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            error.get_or_insert(e);
-                        }
-                    }
+                Self::BlobResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                ::std::result::Result::Err(
-                    error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-                )
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///`Request`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Request {
         pub method: ::std::string::String,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<RequestParams>,
     }
+    impl ::serde::Serialize for Request {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("Request", len)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Request {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Request",
+                ::std::option::Option::Some(&["method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Request {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`RequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct RequestParams {
-        #[serde(
-            rename = "_meta",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<RequestParamsMeta>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RequestParams {
@@ -780,35 +2661,282 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for RequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for RequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct RequestParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`RequestParamsMeta`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct RequestParamsMeta {
         ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-        #[serde(
-            rename = "progressToken",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub progress_token: ::std::option::Option<ProgressToken>,
     }
+    impl ::serde::Serialize for RequestParamsMeta {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.progress_token.is_some());
+            let mut state = serializer.serialize_struct("RequestParamsMeta", len)?;
+            if self.progress_token.is_some() {
+                state.serialize_field("progressToken", &self.progress_token)?;
+            } else {
+                state.skip_field("progressToken")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for RequestParamsMeta {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct RequestParamsMeta",
+                ::std::option::Option::Some(&["progressToken"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "progressToken" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                progress_token: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The contents of a specific resource or sub-resource.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceContents {
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The URI of this resource.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for ResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("ResourceContents", len)?;
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceContents",
+                ::std::option::Option::Some(&["mimeType", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                mime_type: field0.unwrap_or_default(),
+                uri: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A reference to a resource or resource template definition.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceReference {
-        #[serde(rename = "type")]
         pub type_: ResourceReferenceType,
         ///The URI or URI template of the resource.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for ResourceReference {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer.serialize_struct("ResourceReference", len)?;
+            state.serialize_field("type", &self.type_)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceReference {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceReference",
+                ::std::option::Option::Some(&["type", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { type_: field0, uri: field1 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceReference {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`ResourceReferenceType`
     ///
@@ -834,32 +2962,194 @@ or file that the server can operate on.*/
             crate::support::expect_const(deserializer, "ref/resource").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ResourceReferenceType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Represents a root directory or file that the server can operate on.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Root {
         /**An optional name for the root. This can be used to provide a human-readable
 identifier for the root, which may be useful for display purposes or for
 referencing the root in other parts of the application.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
         /**The URI identifying the root. This *must* start with file:// for now.
 This restriction may be relaxed in future versions of the protocol to allow
 other URI schemes.*/
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for Root {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.name.is_some());
+            let mut state = serializer.serialize_struct("Root", len)?;
+            if self.name.is_some() {
+                state.serialize_field("name", &self.name)?;
+            } else {
+                state.skip_field("name")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Root {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Root",
+                ::std::option::Option::Some(&["name", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0.unwrap_or_default(),
+                uri: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Root {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`TextResourceContents`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TextResourceContents {
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The text of the item. This must only be set if the item can actually be represented as text (not binary data).
         pub text: ::std::string::String,
         ///The URI of this resource.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for TextResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("text", &self.text)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TextResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TextResourceContents",
+                ::std::option::Option::Some(&["mimeType", "text", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "text" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                mime_type: field0.unwrap_or_default(),
+                text: field1,
+                uri: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
 }
 /// Types identical in `2024-11-05`, `2025-03-26`, `2025-06-18`.
@@ -879,11 +3169,10 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         ToolListChangedNotificationMethod,
     };
     ///Used by the client to invoke a tool provided by the server.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CallToolRequest {
         pub method: CallToolRequestMethod,
         pub params: CallToolRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CallToolRequest {
@@ -898,14 +3187,166 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for CallToolRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CallToolRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CallToolRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CallToolRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CallToolRequestParams {
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub arguments: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         pub name: ::std::string::String,
+    }
+    impl ::serde::Serialize for CallToolRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.arguments.is_some());
+            let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
+            if self.arguments.is_some() {
+                state.serialize_field("arguments", &self.arguments)?;
+            } else {
+                state.skip_field("arguments")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CallToolRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CallToolRequestParams",
+                ::std::option::Option::Some(&["arguments", "name"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "arguments" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                arguments: field0.unwrap_or_default(),
+                name: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
 
@@ -914,11 +3355,10 @@ The request SHOULD still be in-flight, but due to communication latency, it is a
 This notification indicates that the result will be unused, so any associated processing SHOULD cease.
 
 A client MUST NOT attempt to cancel its `initialize` request.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CancelledNotification {
         pub method: CancelledNotificationMethod,
         pub params: CancelledNotificationParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CancelledNotification {
@@ -933,32 +3373,180 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for CancelledNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CancelledNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CancelledNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CancelledNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CancelledNotificationParams {
         ///An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub reason: ::std::option::Option<::std::string::String>,
         /**The ID of the request to cancel.
 
 This MUST correspond to the ID of a request previously issued in the same direction.*/
-        #[serde(rename = "requestId")]
         pub request_id: RequestId,
     }
+    impl ::serde::Serialize for CancelledNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.reason.is_some());
+            let mut state = serializer
+                .serialize_struct("CancelledNotificationParams", len)?;
+            if self.reason.is_some() {
+                state.serialize_field("reason", &self.reason)?;
+            } else {
+                state.skip_field("reason")?;
+            }
+            state.serialize_field("requestId", &self.request_id)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CancelledNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CancelledNotificationParams",
+                ::std::option::Option::Some(&["reason", "requestId"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "reason" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "requestId" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("requestId"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                reason: field0.unwrap_or_default(),
+                request_id: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The server's response to a completion/complete request
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CompleteResult {
         pub completion: CompleteResultCompletion,
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for CompleteResult {
@@ -973,27 +3561,192 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for CompleteResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("completion", &self.completion)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "completion" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("completion"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                completion: field0,
+                meta: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CompleteResultCompletion`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CompleteResultCompletion {
         ///Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-        #[serde(
-            rename = "hasMore",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub has_more: ::std::option::Option<bool>,
         ///The total number of completion options available. This can exceed the number of values actually sent in the response.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub total: ::std::option::Option<i64>,
         ///An array of completion values. Must not exceed 100 items.
         pub values: ::std::vec::Vec<::std::string::String>,
     }
+    impl ::serde::Serialize for CompleteResultCompletion {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.has_more.is_some())
+                + usize::from(self.total.is_some());
+            let mut state = serializer
+                .serialize_struct("CompleteResultCompletion", len)?;
+            if self.has_more.is_some() {
+                state.serialize_field("hasMore", &self.has_more)?;
+            } else {
+                state.skip_field("hasMore")?;
+            }
+            if self.total.is_some() {
+                state.serialize_field("total", &self.total)?;
+            } else {
+                state.skip_field("total")?;
+            }
+            state.serialize_field("values", &self.values)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteResultCompletion {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteResultCompletion",
+                ::std::option::Option::Some(&["hasMore", "total", "values"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "hasMore" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "total" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "values" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("values"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                has_more: field0.unwrap_or_default(),
+                total: field1.unwrap_or_default(),
+                values: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Used by the client to get a prompt provided by the server.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct GetPromptRequest {
         pub method: GetPromptRequestMethod,
         pub params: GetPromptRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for GetPromptRequest {
@@ -1008,24 +3761,174 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for GetPromptRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for GetPromptRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct GetPromptRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`GetPromptRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct GetPromptRequestParams {
         ///Arguments to use for templating the prompt.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub arguments: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         >,
         ///The name of the prompt or prompt template.
         pub name: ::std::string::String,
     }
+    impl ::serde::Serialize for GetPromptRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.arguments.is_some());
+            let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
+            if self.arguments.is_some() {
+                state.serialize_field("arguments", &self.arguments)?;
+            } else {
+                state.skip_field("arguments")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for GetPromptRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct GetPromptRequestParams",
+                ::std::option::Option::Some(&["arguments", "name"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "arguments" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                arguments: field0.unwrap_or_default(),
+                name: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///This notification is sent from the client to the server after initialization has finished.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct InitializedNotification {
         pub method: InitializedNotificationMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<InitializedNotificationParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotification {
@@ -1040,19 +3943,91 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for InitializedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for InitializedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct InitializedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`InitializedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct InitializedNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for InitializedNotificationParams {
@@ -1067,45 +4042,370 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for InitializedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for InitializedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct InitializedNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InitializedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A response to a request that indicates an error occurred.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcError {
         pub error: JsonrpcErrorError,
         pub id: RequestId,
         pub jsonrpc: JsonrpcVersion,
     }
+    impl ::serde::Serialize for JsonrpcError {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize;
+            let mut state = serializer.serialize_struct("JsonrpcError", len)?;
+            state.serialize_field("error", &self.error)?;
+            state.serialize_field("id", &self.id)?;
+            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcError {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcError",
+                ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "error" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "id" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "jsonrpc" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("error"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                error: field0,
+                id: field1,
+                jsonrpc: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcError {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`JsonrpcErrorError`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcErrorError {
         ///The error type that occurred.
         pub code: i64,
         ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub data: ::std::option::Option<::serde_json::Value>,
         ///A short description of the error. The message SHOULD be limited to a concise single sentence.
         pub message: ::std::string::String,
     }
+    impl ::serde::Serialize for JsonrpcErrorError {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.data.is_some());
+            let mut state = serializer.serialize_struct("JsonrpcErrorError", len)?;
+            state.serialize_field("code", &self.code)?;
+            if self.data.is_some() {
+                state.serialize_field("data", &self.data)?;
+            } else {
+                state.skip_field("data")?;
+            }
+            state.serialize_field("message", &self.message)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcErrorError {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcErrorError",
+                ::std::option::Option::Some(&["code", "data", "message"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "code" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "data" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "message" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("code"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("message"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                code: field0,
+                data: field1.unwrap_or_default(),
+                message: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcErrorError {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A notification which does not expect a response.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcNotification {
         pub jsonrpc: JsonrpcVersion,
         pub method: ::std::string::String,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<JsonrpcNotificationParams>,
     }
+    impl ::serde::Serialize for JsonrpcNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
+            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcNotification",
+                ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "jsonrpc" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                jsonrpc: field0,
+                method: field1,
+                params: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`JsonrpcNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for JsonrpcNotificationParams {
@@ -1120,20 +4420,169 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for JsonrpcNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A successful (non-error) response to a request.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcResponse {
         pub id: RequestId,
         pub jsonrpc: JsonrpcVersion,
         pub result: BaseResult,
     }
+    impl ::serde::Serialize for JsonrpcResponse {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize;
+            let mut state = serializer.serialize_struct("JsonrpcResponse", len)?;
+            state.serialize_field("id", &self.id)?;
+            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            state.serialize_field("result", &self.result)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcResponse {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcResponse",
+                ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "id" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "jsonrpc" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "result" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("id"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("result"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                id: field0,
+                jsonrpc: field1,
+                result: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request a list of prompts and prompt templates the server has.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListPromptsRequest {
         pub method: ListPromptsRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ListPromptsRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListPromptsRequest {
@@ -1148,21 +4597,153 @@ This MUST correspond to the ID of a request previously issued in the same direct
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListPromptsRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListPromptsRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListPromptsRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListPromptsRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ListPromptsRequestParams {
         /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for ListPromptsRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cursor.is_some());
+            let mut state = serializer
+                .serialize_struct("ListPromptsRequestParams", len)?;
+            if self.cursor.is_some() {
+                state.serialize_field("cursor", &self.cursor)?;
+            } else {
+                state.skip_field("cursor")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListPromptsRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListPromptsRequestParams",
+                ::std::option::Option::Some(&["cursor"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "cursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cursor: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request a list of resource templates the server has.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListResourceTemplatesRequest {
         pub method: ListResourceTemplatesRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ListResourceTemplatesRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
@@ -1177,21 +4758,153 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListResourceTemplatesRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListResourceTemplatesRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListResourceTemplatesRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListResourceTemplatesRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ListResourceTemplatesRequestParams {
         /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for ListResourceTemplatesRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cursor.is_some());
+            let mut state = serializer
+                .serialize_struct("ListResourceTemplatesRequestParams", len)?;
+            if self.cursor.is_some() {
+                state.serialize_field("cursor", &self.cursor)?;
+            } else {
+                state.skip_field("cursor")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListResourceTemplatesRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListResourceTemplatesRequestParams",
+                ::std::option::Option::Some(&["cursor"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "cursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cursor: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request a list of resources the server has.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListResourcesRequest {
         pub method: ListResourcesRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ListResourcesRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListResourcesRequest {
@@ -1206,21 +4919,153 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListResourcesRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListResourcesRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListResourcesRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListResourcesRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ListResourcesRequestParams {
         /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for ListResourcesRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cursor.is_some());
+            let mut state = serializer
+                .serialize_struct("ListResourcesRequestParams", len)?;
+            if self.cursor.is_some() {
+                state.serialize_field("cursor", &self.cursor)?;
+            } else {
+                state.skip_field("cursor")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListResourcesRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListResourcesRequestParams",
+                ::std::option::Option::Some(&["cursor"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "cursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cursor: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request a list of tools the server has.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListToolsRequest {
         pub method: ListToolsRequestMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ListToolsRequestParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListToolsRequest {
@@ -1235,20 +5080,152 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListToolsRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListToolsRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListToolsRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ListToolsRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ListToolsRequestParams {
         /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for ListToolsRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cursor.is_some());
+            let mut state = serializer.serialize_struct("ListToolsRequestParams", len)?;
+            if self.cursor.is_some() {
+                state.serialize_field("cursor", &self.cursor)?;
+            } else {
+                state.skip_field("cursor")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListToolsRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListToolsRequestParams",
+                ::std::option::Option::Some(&["cursor"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "cursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cursor: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct LoggingMessageNotification {
         pub method: LoggingMessageNotificationMethod,
         pub params: LoggingMessageNotificationParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for LoggingMessageNotification {
@@ -1263,37 +5240,275 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for LoggingMessageNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for LoggingMessageNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct LoggingMessageNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`LoggingMessageNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct LoggingMessageNotificationParams {
         ///The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
         pub data: ::serde_json::Value,
         ///The severity of this log message.
         pub level: LoggingLevel,
         ///An optional name of the logger issuing this message.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub logger: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for LoggingMessageNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.logger.is_some());
+            let mut state = serializer
+                .serialize_struct("LoggingMessageNotificationParams", len)?;
+            state.serialize_field("data", &self.data)?;
+            state.serialize_field("level", &self.level)?;
+            if self.logger.is_some() {
+                state.serialize_field("logger", &self.logger)?;
+            } else {
+                state.skip_field("logger")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for LoggingMessageNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct LoggingMessageNotificationParams",
+                ::std::option::Option::Some(&["data", "level", "logger"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "data" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "level" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "logger" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("level"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                data: field0,
+                level: field1,
+                logger: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`Notification`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Notification {
         pub method: ::std::string::String,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<NotificationParams>,
     }
+    impl ::serde::Serialize for Notification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("Notification", len)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Notification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Notification",
+                ::std::option::Option::Some(&["method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Notification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`NotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct NotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for NotificationParams {
@@ -1308,32 +5523,211 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for NotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for NotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct NotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`PaginatedRequest`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PaginatedRequest {
         pub method: ::std::string::String,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<PaginatedRequestParams>,
     }
+    impl ::serde::Serialize for PaginatedRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PaginatedRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PaginatedRequest",
+                ::std::option::Option::Some(&["method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`PaginatedRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct PaginatedRequestParams {
         /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub cursor: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for PaginatedRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cursor.is_some());
+            let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
+            if self.cursor.is_some() {
+                state.serialize_field("cursor", &self.cursor)?;
+            } else {
+                state.skip_field("cursor")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PaginatedRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PaginatedRequestParams",
+                ::std::option::Option::Some(&["cursor"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "cursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cursor: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A progress token, used to associate progress notifications with the original request.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        PartialEq
-    )]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, Eq, Hash, PartialEq)]
     pub enum ProgressToken {
         Integer(i64),
         String(::std::string::String),
@@ -1351,13 +5745,46 @@ If provided, the server should return results starting after this cursor.*/
             Self::Integer(value)
         }
     }
+    impl ::serde::Serialize for ProgressToken {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+                Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+            }
+        }
+    }
+    impl crate::support::FromValue for ProgressToken {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+                value.clone(),
+            ) {
+                return ::std::result::Result::Ok(Self::Integer(inner));
+            }
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+                value.clone(),
+            ) {
+                return ::std::result::Result::Ok(Self::String(inner));
+            }
+            ::std::result::Result::Err(crate::support::no_variant("ProgressToken"))
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProgressToken {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptListChangedNotification {
         pub method: PromptListChangedNotificationMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<PromptListChangedNotificationParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotification {
@@ -1372,19 +5799,91 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for PromptListChangedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptListChangedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptListChangedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`PromptListChangedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptListChangedNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PromptListChangedNotificationParams {
@@ -1399,12 +5898,71 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for PromptListChangedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptListChangedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptListChangedNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to the server, to read a specific resource URI.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ReadResourceRequest {
         pub method: ReadResourceRequestMethod,
         pub params: ReadResourceRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceRequest {
@@ -1419,23 +5977,149 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ReadResourceRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ReadResourceRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ReadResourceRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ReadResourceRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ReadResourceRequestParams {
         ///The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for ReadResourceRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer
+                .serialize_struct("ReadResourceRequestParams", len)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ReadResourceRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ReadResourceRequestParams",
+                ::std::option::Option::Some(&["uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A uniquely identifying ID for a request in JSON-RPC.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        PartialEq
-    )]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, Eq, Hash, PartialEq)]
     pub enum RequestId {
         Integer(i64),
         String(::std::string::String),
@@ -1453,13 +6137,46 @@ If provided, the server should return results starting after this cursor.*/
             Self::Integer(value)
         }
     }
+    impl ::serde::Serialize for RequestId {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+                Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+            }
+        }
+    }
+    impl crate::support::FromValue for RequestId {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+                value.clone(),
+            ) {
+                return ::std::result::Result::Ok(Self::Integer(inner));
+            }
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+                value.clone(),
+            ) {
+                return ::std::result::Result::Ok(Self::String(inner));
+            }
+            ::std::result::Result::Err(crate::support::no_variant("RequestId"))
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequestId {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceListChangedNotification {
         pub method: ResourceListChangedNotificationMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ResourceListChangedNotificationParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
@@ -1474,19 +6191,91 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ResourceListChangedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceListChangedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceListChangedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ResourceListChangedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceListChangedNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceListChangedNotificationParams {
@@ -1501,12 +6290,71 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ResourceListChangedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceListChangedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceListChangedNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceUpdatedNotification {
         pub method: ResourceUpdatedNotificationMethod,
         pub params: ResourceUpdatedNotificationParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
@@ -1521,21 +6369,154 @@ If provided, the server should return results starting after this cursor.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ResourceUpdatedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceUpdatedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceUpdatedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ResourceUpdatedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceUpdatedNotificationParams {
         ///The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer
+                .serialize_struct("ResourceUpdatedNotificationParams", len)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceUpdatedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceUpdatedNotificationParams",
+                ::std::option::Option::Some(&["uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     /**A notification from the client to the server, informing it that the list of roots has changed.
 This notification should be sent whenever the client adds, removes, or modifies any root.
 The server should then request an updated list of roots using the ListRootsRequest.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct RootsListChangedNotification {
         pub method: RootsListChangedNotificationMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<RootsListChangedNotificationParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotification {
@@ -1550,19 +6531,91 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for RootsListChangedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for RootsListChangedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct RootsListChangedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`RootsListChangedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct RootsListChangedNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for RootsListChangedNotificationParams {
@@ -1577,12 +6630,71 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for RootsListChangedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for RootsListChangedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct RootsListChangedNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A request from the client to the server, to enable or adjust logging.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct SetLevelRequest {
         pub method: SetLevelRequestMethod,
         pub params: SetLevelRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SetLevelRequest {
@@ -1597,18 +6709,153 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for SetLevelRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for SetLevelRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct SetLevelRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`SetLevelRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct SetLevelRequestParams {
         ///The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
         pub level: LoggingLevel,
     }
+    impl ::serde::Serialize for SetLevelRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer.serialize_struct("SetLevelRequestParams", len)?;
+            state.serialize_field("level", &self.level)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for SetLevelRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct SetLevelRequestParams",
+                ::std::option::Option::Some(&["level"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "level" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("level"),
+                );
+            };
+            ::std::result::Result::Ok(Self { level: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct SubscribeRequest {
         pub method: SubscribeRequestMethod,
         pub params: SubscribeRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for SubscribeRequest {
@@ -1623,27 +6870,157 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for SubscribeRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for SubscribeRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct SubscribeRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`SubscribeRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct SubscribeRequestParams {
         ///The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for SubscribeRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer.serialize_struct("SubscribeRequestParams", len)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for SubscribeRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct SubscribeRequestParams",
+                ::std::option::Option::Some(&["uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A JSON Schema object defining the expected parameters for the tool.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ToolInputSchema {
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub properties: ::std::option::Option<
             ::std::collections::BTreeMap<
                 ::std::string::String,
                 ::serde_json::Map<::std::string::String, ::serde_json::Value>,
             >,
         >,
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-        #[serde(rename = "type")]
         pub type_: ToolInputSchemaType,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolInputSchema {
@@ -1658,13 +7035,102 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ToolInputSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.properties.is_some() {
+                state.serialize_entry("properties", &self.properties)?;
+            }
+            if self.required.is_some() {
+                state.serialize_entry("required", &self.required)?;
+            }
+            state.serialize_entry("type", &self.type_)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ToolInputSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ToolInputSchema",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "properties" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "required" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                properties: field0.unwrap_or_default(),
+                required: field1.unwrap_or_default(),
+                type_: field2,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolInputSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ToolListChangedNotification {
         pub method: ToolListChangedNotificationMethod,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<ToolListChangedNotificationParams>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotification {
@@ -1679,19 +7145,91 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ToolListChangedNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_entry("params", &self.params)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ToolListChangedNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ToolListChangedNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ToolListChangedNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ToolListChangedNotificationParams {
         ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ToolListChangedNotificationParams {
@@ -1706,12 +7244,71 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ToolListChangedNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ToolListChangedNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ToolListChangedNotificationParams",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct UnsubscribeRequest {
         pub method: UnsubscribeRequestMethod,
         pub params: UnsubscribeRequestParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for UnsubscribeRequest {
@@ -1726,11 +7323,146 @@ The server should then request an updated list of roots using the ListRootsReque
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for UnsubscribeRequest {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for UnsubscribeRequest {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct UnsubscribeRequest",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`UnsubscribeRequestParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct UnsubscribeRequestParams {
         ///The URI of the resource to unsubscribe from.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for UnsubscribeRequestParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer
+                .serialize_struct("UnsubscribeRequestParams", len)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for UnsubscribeRequestParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct UnsubscribeRequestParams",
+                ::std::option::Option::Some(&["uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { uri: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
 }
 /// Types identical in `2024-11-05`, `2025-03-26`, `2025-06-18`, `2025-11-25`.
@@ -1744,18 +7476,12 @@ The server should then request an updated list of roots using the ListRootsReque
 )]
 pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
     ///`BaseResult`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct BaseResult {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl ::std::convert::From<EmptyResult> for BaseResult {
@@ -1775,19 +7501,130 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for BaseResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for BaseResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct BaseResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BaseResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Present if the client supports listing roots.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ClientCapabilitiesRoots {
         ///Whether the client supports notifications for changes to the roots list.
-        #[serde(
-            rename = "listChanged",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub list_changed: ::std::option::Option<bool>,
     }
+    impl ::serde::Serialize for ClientCapabilitiesRoots {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.list_changed.is_some());
+            let mut state = serializer.serialize_struct("ClientCapabilitiesRoots", len)?;
+            if self.list_changed.is_some() {
+                state.serialize_field("listChanged", &self.list_changed)?;
+            } else {
+                state.skip_field("listChanged")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ClientCapabilitiesRoots {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ClientCapabilitiesRoots",
+                ::std::option::Option::Some(&["listChanged"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "listChanged" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                list_changed: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesRoots {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`EmptyResult`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(transparent)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct EmptyResult(pub BaseResult);
     impl ::std::ops::Deref for EmptyResult {
         type Target = BaseResult;
@@ -1798,6 +7635,33 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
     impl ::std::convert::From<BaseResult> for EmptyResult {
         fn from(value: BaseResult) -> Self {
             Self(value)
+        }
+    }
+    impl ::serde::Serialize for EmptyResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            ::serde::Serialize::serialize(&self.0, serializer)
+        }
+    }
+    impl crate::support::FromValue for EmptyResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(inner) => {
+                    ::std::result::Result::Ok(Self(inner))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmptyResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
         }
     }
     ///`InitializeRequestMethod`
@@ -1822,6 +7686,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "initialize").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for InitializeRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`InitializedNotificationMethod`
@@ -1849,26 +7720,23 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for InitializedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`PaginatedResult`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PaginatedResult {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-        #[serde(
-            rename = "nextCursor",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for PaginatedResult {
@@ -1881,6 +7749,81 @@ If present, there may be more results available.*/
             &mut self,
         ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
             &mut self.extra
+        }
+    }
+    impl ::serde::Serialize for PaginatedResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            if self.next_cursor.is_some() {
+                state.serialize_entry("nextCursor", &self.next_cursor)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PaginatedResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PaginatedResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "nextCursor" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                next_cursor: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
         }
     }
     ///`PingRequestMethod`
@@ -1905,6 +7848,13 @@ If present, there may be more results available.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "ping").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for PingRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`RootsListChangedNotificationMethod`
@@ -1935,6 +7885,13 @@ If present, there may be more results available.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for RootsListChangedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`SetLevelRequestMethod`
     ///
     ///Always `"logging/setLevel"`.
@@ -1957,6 +7914,13 @@ If present, there may be more results available.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "logging/setLevel").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for SetLevelRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`SubscribeRequestMethod`
@@ -1984,6 +7948,13 @@ If present, there may be more results available.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for SubscribeRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`UnsubscribeRequestMethod`
     ///
     ///Always `"resources/unsubscribe"`.
@@ -2007,6 +7978,13 @@ If present, there may be more results available.*/
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "resources/unsubscribe")
                 .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for UnsubscribeRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
 }
@@ -2045,6 +8023,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             crate::support::expect_const(deserializer, "tools/call").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for CallToolRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`CancelledNotificationMethod`
     ///
     ///Always `"notifications/cancelled"`.
@@ -2068,6 +8053,13 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "notifications/cancelled")
                 .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for CancelledNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`CompleteRequestMethod`
@@ -2095,13 +8087,94 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for CompleteRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///The argument's information
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct CompleteRequestParamsArgument {
         ///The name of the argument
         pub name: ::std::string::String,
         ///The value of the argument to use for completion matching.
         pub value: ::std::string::String,
+    }
+    impl ::serde::Serialize for CompleteRequestParamsArgument {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer
+                .serialize_struct("CompleteRequestParamsArgument", len)?;
+            state.serialize_field("name", &self.name)?;
+            state.serialize_field("value", &self.value)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteRequestParamsArgument {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteRequestParamsArgument",
+                ::std::option::Option::Some(&["name", "value"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "value" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("value"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0,
+                value: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsArgument {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`CreateMessageRequestMethod`
     ///
@@ -2128,30 +8201,23 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for CreateMessageRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 The client MAY ignore this request.
 
 Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
 omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
 {@link ClientCapabilities.sampling.context}.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum CreateMessageRequestParamsIncludeContext {
-        #[serde(rename = "allServers")]
         AllServers,
-        #[serde(rename = "none")]
         None,
-        #[serde(rename = "thisServer")]
         ThisServer,
     }
     impl ::std::fmt::Display for CreateMessageRequestParamsIncludeContext {
@@ -2189,19 +8255,49 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             value.parse()
         }
     }
+    impl ::serde::Serialize for CreateMessageRequestParamsIncludeContext {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::AllServers => (0u32, "allServers"),
+                Self::None => (1u32, "none"),
+                Self::ThisServer => (2u32, "thisServer"),
+            };
+            serializer
+                .serialize_unit_variant(
+                    "CreateMessageRequestParamsIncludeContext",
+                    index,
+                    value,
+                )
+        }
+    }
+    impl crate::support::FromValue for CreateMessageRequestParamsIncludeContext {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(
+                    value,
+                    &["allServers", "none", "thisServer"],
+                )? {
+                    0usize => Self::AllServers,
+                    1usize => Self::None,
+                    _ => Self::ThisServer,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParamsIncludeContext {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///An opaque token used to represent a cursor for pagination.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    #[serde(transparent)]
+    #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub struct Cursor(pub ::std::string::String);
     impl ::std::ops::Deref for Cursor {
         type Target = ::std::string::String;
@@ -2230,6 +8326,33 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             Ok(Self(value.to_string()))
         }
     }
+    impl ::serde::Serialize for Cursor {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            ::serde::Serialize::serialize(&self.0, serializer)
+        }
+    }
+    impl crate::support::FromValue for Cursor {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(inner) => {
+                    ::std::result::Result::Ok(Self(inner))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Cursor {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`EmbeddedResourceType`
     ///
     ///Always `"resource"`.
@@ -2252,6 +8375,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "resource").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for EmbeddedResourceType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`GetPromptRequestMethod`
@@ -2278,6 +8408,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             crate::support::expect_const(deserializer, "prompts/get").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for GetPromptRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ImageContentType`
     ///
     ///Always `"image"`.
@@ -2300,6 +8437,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "image").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ImageContentType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///The JSON-RPC protocol version; always "2.0".
@@ -2326,6 +8470,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             crate::support::expect_const(deserializer, "2.0").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for JsonrpcVersion {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ListPromptsRequestMethod`
     ///
     ///Always `"prompts/list"`.
@@ -2348,6 +8499,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "prompts/list").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ListPromptsRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ListResourceTemplatesRequestMethod`
@@ -2375,6 +8533,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ListResourceTemplatesRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ListResourcesRequestMethod`
     ///
     ///Always `"resources/list"`.
@@ -2397,6 +8562,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "resources/list").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ListResourcesRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ListRootsRequestMethod`
@@ -2423,6 +8595,13 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             crate::support::expect_const(deserializer, "roots/list").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ListRootsRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ListToolsRequestMethod`
     ///
     ///Always `"tools/list"`.
@@ -2447,38 +8626,26 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
             crate::support::expect_const(deserializer, "tools/list").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ListToolsRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**The severity of a log message.
 
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum LoggingLevel {
-        #[serde(rename = "alert")]
         Alert,
-        #[serde(rename = "critical")]
         Critical,
-        #[serde(rename = "debug")]
         Debug,
-        #[serde(rename = "emergency")]
         Emergency,
-        #[serde(rename = "error")]
         Error,
-        #[serde(rename = "info")]
         Info,
-        #[serde(rename = "notice")]
         Notice,
-        #[serde(rename = "warning")]
         Warning,
     }
     impl ::std::fmt::Display for LoggingLevel {
@@ -2525,6 +8692,61 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for LoggingLevel {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Alert => (0u32, "alert"),
+                Self::Critical => (1u32, "critical"),
+                Self::Debug => (2u32, "debug"),
+                Self::Emergency => (3u32, "emergency"),
+                Self::Error => (4u32, "error"),
+                Self::Info => (5u32, "info"),
+                Self::Notice => (6u32, "notice"),
+                Self::Warning => (7u32, "warning"),
+            };
+            serializer.serialize_unit_variant("LoggingLevel", index, value)
+        }
+    }
+    impl crate::support::FromValue for LoggingLevel {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(
+                    value,
+                    &[
+                        "alert",
+                        "critical",
+                        "debug",
+                        "emergency",
+                        "error",
+                        "info",
+                        "notice",
+                        "warning",
+                    ],
+                )? {
+                    0usize => Self::Alert,
+                    1usize => Self::Critical,
+                    2usize => Self::Debug,
+                    3usize => Self::Emergency,
+                    4usize => Self::Error,
+                    5usize => Self::Info,
+                    6usize => Self::Notice,
+                    _ => Self::Warning,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LoggingLevel {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`LoggingMessageNotificationMethod`
     ///
     ///Always `"notifications/message"`.
@@ -2550,11 +8772,18 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for LoggingMessageNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**Hints to use for model selection.
 
 Keys not declared here are currently left unspecified by the spec and are up
 to the client to interpret.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ModelHint {
         /**A hint for a model name.
 
@@ -2565,8 +8794,63 @@ The client SHOULD treat this as a substring of a model name; for example:
 
 The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
  - `gemini-1.5-flash` could match `claude-3-haiku-20240307`*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
+    }
+    impl ::serde::Serialize for ModelHint {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.name.is_some());
+            let mut state = serializer.serialize_struct("ModelHint", len)?;
+            if self.name.is_some() {
+                state.serialize_field("name", &self.name)?;
+            } else {
+                state.skip_field("name")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ModelHint {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ModelHint",
+                ::std::option::Option::Some(&["name"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                name: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ModelHint {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**The server's preferences for model selection, requested of the client during sampling.
 
@@ -2579,15 +8863,11 @@ dimensions to help clients make an appropriate selection for their use case.
 These preferences are always advisory. The client MAY ignore them. It is also
 up to the client to decide how to interpret these preferences and how to
 balance them against other considerations.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ModelPreferences {
         /**How much to prioritize cost when selecting a model. A value of 0 means cost
 is not important, while a value of 1 means cost is the most important
 factor.*/
-        #[serde(
-            rename = "costPriority",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub cost_priority: ::std::option::Option<::serde_json::Number>,
         /**Optional hints to use for model selection.
 
@@ -2596,24 +8876,131 @@ If multiple hints are specified, the client MUST evaluate them in order
 
 The client SHOULD prioritize these hints over the numeric priorities, but
 MAY still use the priorities to select from ambiguous matches.*/
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub hints: ::std::option::Option<::std::vec::Vec<ModelHint>>,
         /**How much to prioritize intelligence and capabilities when selecting a
 model. A value of 0 means intelligence is not important, while a value of 1
 means intelligence is the most important factor.*/
-        #[serde(
-            rename = "intelligencePriority",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub intelligence_priority: ::std::option::Option<::serde_json::Number>,
         /**How much to prioritize sampling speed (latency) when selecting a model. A
 value of 0 means speed is not important, while a value of 1 means speed is
 the most important factor.*/
-        #[serde(
-            rename = "speedPriority",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub speed_priority: ::std::option::Option<::serde_json::Number>,
+    }
+    impl ::serde::Serialize for ModelPreferences {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.cost_priority.is_some())
+                + usize::from(self.hints.is_some())
+                + usize::from(self.intelligence_priority.is_some())
+                + usize::from(self.speed_priority.is_some());
+            let mut state = serializer.serialize_struct("ModelPreferences", len)?;
+            if self.cost_priority.is_some() {
+                state.serialize_field("costPriority", &self.cost_priority)?;
+            } else {
+                state.skip_field("costPriority")?;
+            }
+            if self.hints.is_some() {
+                state.serialize_field("hints", &self.hints)?;
+            } else {
+                state.skip_field("hints")?;
+            }
+            if self.intelligence_priority.is_some() {
+                state
+                    .serialize_field(
+                        "intelligencePriority",
+                        &self.intelligence_priority,
+                    )?;
+            } else {
+                state.skip_field("intelligencePriority")?;
+            }
+            if self.speed_priority.is_some() {
+                state.serialize_field("speedPriority", &self.speed_priority)?;
+            } else {
+                state.skip_field("speedPriority")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ModelPreferences {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ModelPreferences",
+                ::std::option::Option::Some(
+                    &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "costPriority" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "hints" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "intelligencePriority" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "speedPriority" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                cost_priority: field0.unwrap_or_default(),
+                hints: field1.unwrap_or_default(),
+                intelligence_priority: field2.unwrap_or_default(),
+                speed_priority: field3.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ModelPreferences {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`ProgressNotificationMethod`
     ///
@@ -2638,6 +9025,13 @@ the most important factor.*/
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "notifications/progress")
                 .map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ProgressNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`PromptListChangedNotificationMethod`
@@ -2668,6 +9062,13 @@ the most important factor.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for PromptListChangedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`PromptReferenceType`
     ///
     ///Always `"ref/prompt"`.
@@ -2692,6 +9093,13 @@ the most important factor.*/
             crate::support::expect_const(deserializer, "ref/prompt").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for PromptReferenceType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ReadResourceRequestMethod`
     ///
     ///Always `"resources/read"`.
@@ -2714,6 +9122,13 @@ the most important factor.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "resources/read").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ReadResourceRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ResourceListChangedNotificationMethod`
@@ -2744,6 +9159,13 @@ the most important factor.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ResourceListChangedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ResourceUpdatedNotificationMethod`
     ///
     ///Always `"notifications/resources/updated"`.
@@ -2769,23 +9191,17 @@ the most important factor.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ResourceUpdatedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///The sender or recipient of messages and data in a conversation.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum Role {
-        #[serde(rename = "assistant")]
         Assistant,
-        #[serde(rename = "user")]
         User,
     }
     impl ::std::fmt::Display for Role {
@@ -2820,38 +9236,244 @@ the most important factor.*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for Role {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Assistant => (0u32, "assistant"),
+                Self::User => (1u32, "user"),
+            };
+            serializer.serialize_unit_variant("Role", index, value)
+        }
+    }
+    impl crate::support::FromValue for Role {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(value, &["assistant", "user"])? {
+                    0usize => Self::Assistant,
+                    _ => Self::User,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Role {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Present if the server offers any prompt templates.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ServerCapabilitiesPrompts {
         ///Whether this server supports notifications for changes to the prompt list.
-        #[serde(
-            rename = "listChanged",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub list_changed: ::std::option::Option<bool>,
+    }
+    impl ::serde::Serialize for ServerCapabilitiesPrompts {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.list_changed.is_some());
+            let mut state = serializer
+                .serialize_struct("ServerCapabilitiesPrompts", len)?;
+            if self.list_changed.is_some() {
+                state.serialize_field("listChanged", &self.list_changed)?;
+            } else {
+                state.skip_field("listChanged")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ServerCapabilitiesPrompts {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ServerCapabilitiesPrompts",
+                ::std::option::Option::Some(&["listChanged"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "listChanged" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                list_changed: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesPrompts {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///Present if the server offers any resources to read.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ServerCapabilitiesResources {
         ///Whether this server supports notifications for changes to the resource list.
-        #[serde(
-            rename = "listChanged",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub list_changed: ::std::option::Option<bool>,
         ///Whether this server supports subscribing to resource updates.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subscribe: ::std::option::Option<bool>,
     }
+    impl ::serde::Serialize for ServerCapabilitiesResources {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.list_changed.is_some())
+                + usize::from(self.subscribe.is_some());
+            let mut state = serializer
+                .serialize_struct("ServerCapabilitiesResources", len)?;
+            if self.list_changed.is_some() {
+                state.serialize_field("listChanged", &self.list_changed)?;
+            } else {
+                state.skip_field("listChanged")?;
+            }
+            if self.subscribe.is_some() {
+                state.serialize_field("subscribe", &self.subscribe)?;
+            } else {
+                state.skip_field("subscribe")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ServerCapabilitiesResources {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ServerCapabilitiesResources",
+                ::std::option::Option::Some(&["listChanged", "subscribe"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "listChanged" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "subscribe" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                list_changed: field0.unwrap_or_default(),
+                subscribe: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesResources {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Present if the server offers any tools to call.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ServerCapabilitiesTools {
         ///Whether this server supports notifications for changes to the tool list.
-        #[serde(
-            rename = "listChanged",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub list_changed: ::std::option::Option<bool>,
+    }
+    impl ::serde::Serialize for ServerCapabilitiesTools {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.list_changed.is_some());
+            let mut state = serializer.serialize_struct("ServerCapabilitiesTools", len)?;
+            if self.list_changed.is_some() {
+                state.serialize_field("listChanged", &self.list_changed)?;
+            } else {
+                state.skip_field("listChanged")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ServerCapabilitiesTools {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ServerCapabilitiesTools",
+                ::std::option::Option::Some(&["listChanged"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "listChanged" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                list_changed: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTools {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`TextContentType`
     ///
@@ -2877,6 +9499,13 @@ the most important factor.*/
             crate::support::expect_const(deserializer, "text").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for TextContentType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`ToolInputSchemaType`
     ///
     ///Always `"object"`.
@@ -2899,6 +9528,13 @@ the most important factor.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "object").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ToolInputSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ToolListChangedNotificationMethod`
@@ -2929,6 +9565,13 @@ the most important factor.*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ToolListChangedNotificationMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
 }
 /// Types identical in `2025-03-26`, `2025-06-18`.
 #[cfg(any(feature = "v2025_03_26", feature = "v2025_06_18"))]
@@ -2944,8 +9587,7 @@ pub mod v2025_03_26__v2025_06_18 {
         ServerCapabilitiesResources, ServerCapabilitiesTools,
     };
     ///`ClientNotification`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum ClientNotification {
         CancelledNotification(CancelledNotification),
         InitializedNotification(InitializedNotification),
@@ -2972,58 +9614,98 @@ pub mod v2025_03_26__v2025_06_18 {
             Self::RootsListChangedNotification(value)
         }
     }
+    impl crate::support::FromValue for ClientNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            match crate::support::tag(&value, "method")? {
+                "notifications/cancelled" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelledNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/initialized" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializedNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/progress" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ProgressNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/roots/list_changed" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::RootsListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                other => {
+                    ::std::result::Result::Err(
+                        crate::support::unknown_tag(
+                            "method",
+                            other,
+                            &[
+                                "notifications/cancelled",
+                                "notifications/initialized",
+                                "notifications/progress",
+                                "notifications/roots/list_changed",
+                            ],
+                        ),
+                    )
+                }
+            }
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for ClientNotification {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for ClientNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::CancelledNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                match crate::support::tag(&value, "method")? {
-                    "notifications/cancelled" => {
-                        crate::support::member(value).map(Self::CancelledNotification)
-                    }
-                    "notifications/initialized" => {
-                        crate::support::member(value).map(Self::InitializedNotification)
-                    }
-                    "notifications/progress" => {
-                        crate::support::member(value).map(Self::ProgressNotification)
-                    }
-                    "notifications/roots/list_changed" => {
-                        crate::support::member(value)
-                            .map(Self::RootsListChangedNotification)
-                    }
-                    other => {
-                        ::std::result::Result::Err(
-                            crate::support::unknown_tag(
-                                "method",
-                                other,
-                                &[
-                                    "notifications/cancelled",
-                                    "notifications/initialized",
-                                    "notifications/progress",
-                                    "notifications/roots/list_changed",
-                                ],
-                            ),
-                        )
-                    }
+                Self::InitializedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+                Self::ProgressNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::RootsListChangedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+            }
         }
     }
     ///An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ProgressNotification {
         pub method: ProgressNotificationMethod,
         pub params: ProgressNotificationParams,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ProgressNotification {
@@ -3038,31 +9720,220 @@ pub mod v2025_03_26__v2025_06_18 {
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ProgressNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("method", &self.method)?;
+            state.serialize_entry("params", &self.params)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ProgressNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ProgressNotification",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("params"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ProgressNotificationParams`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ProgressNotificationParams {
         ///An optional message describing the current progress.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub message: ::std::option::Option<::std::string::String>,
         ///The progress thus far. This should increase every time progress is made, even if the total is unknown.
         pub progress: ::serde_json::Number,
         ///The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-        #[serde(rename = "progressToken")]
         pub progress_token: ProgressToken,
         ///Total number of items to process (or total progress required), if known.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub total: ::std::option::Option<::serde_json::Number>,
     }
+    impl ::serde::Serialize for ProgressNotificationParams {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.message.is_some())
+                + usize::from(self.total.is_some());
+            let mut state = serializer
+                .serialize_struct("ProgressNotificationParams", len)?;
+            if self.message.is_some() {
+                state.serialize_field("message", &self.message)?;
+            } else {
+                state.skip_field("message")?;
+            }
+            state.serialize_field("progress", &self.progress)?;
+            state.serialize_field("progressToken", &self.progress_token)?;
+            if self.total.is_some() {
+                state.serialize_field("total", &self.total)?;
+            } else {
+                state.skip_field("total")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ProgressNotificationParams {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ProgressNotificationParams",
+                ::std::option::Option::Some(
+                    &["message", "progress", "progressToken", "total"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "message" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "progress" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "progressToken" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "total" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("progress"),
+                );
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("progressToken"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                message: field0.unwrap_or_default(),
+                progress: field1,
+                progress_token: field2,
+                total: field3.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ServerCapabilities {
         ///Present if the server supports argument autocompletion suggestions.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub completions: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///Experimental, non-standard capabilities that the server supports.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub experimental: ::std::option::Option<
             ::std::collections::BTreeMap<
                 ::std::string::String,
@@ -3070,20 +9941,170 @@ pub mod v2025_03_26__v2025_06_18 {
             >,
         >,
         ///Present if the server supports sending log messages to the client.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub logging: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub prompts: ::std::option::Option<ServerCapabilitiesPrompts>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub resources: ::std::option::Option<ServerCapabilitiesResources>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub tools: ::std::option::Option<ServerCapabilitiesTools>,
     }
+    impl ::serde::Serialize for ServerCapabilities {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.completions.is_some())
+                + usize::from(self.experimental.is_some())
+                + usize::from(self.logging.is_some())
+                + usize::from(self.prompts.is_some())
+                + usize::from(self.resources.is_some())
+                + usize::from(self.tools.is_some());
+            let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
+            if self.completions.is_some() {
+                state.serialize_field("completions", &self.completions)?;
+            } else {
+                state.skip_field("completions")?;
+            }
+            if self.experimental.is_some() {
+                state.serialize_field("experimental", &self.experimental)?;
+            } else {
+                state.skip_field("experimental")?;
+            }
+            if self.logging.is_some() {
+                state.serialize_field("logging", &self.logging)?;
+            } else {
+                state.skip_field("logging")?;
+            }
+            if self.prompts.is_some() {
+                state.serialize_field("prompts", &self.prompts)?;
+            } else {
+                state.skip_field("prompts")?;
+            }
+            if self.resources.is_some() {
+                state.serialize_field("resources", &self.resources)?;
+            } else {
+                state.skip_field("resources")?;
+            }
+            if self.tools.is_some() {
+                state.serialize_field("tools", &self.tools)?;
+            } else {
+                state.skip_field("tools")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ServerCapabilities {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ServerCapabilities",
+                ::std::option::Option::Some(
+                    &[
+                        "completions",
+                        "experimental",
+                        "logging",
+                        "prompts",
+                        "resources",
+                        "tools",
+                    ],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            let mut field5 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "completions" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "experimental" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "logging" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "prompts" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "resources" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "tools" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                completions: field0.unwrap_or_default(),
+                experimental: field1.unwrap_or_default(),
+                logging: field2.unwrap_or_default(),
+                prompts: field3.unwrap_or_default(),
+                resources: field4.unwrap_or_default(),
+                tools: field5.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ServerNotification`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum ServerNotification {
         CancelledNotification(CancelledNotification),
         ProgressNotification(ProgressNotification),
@@ -3128,66 +10149,135 @@ pub mod v2025_03_26__v2025_06_18 {
             Self::LoggingMessageNotification(value)
         }
     }
+    impl crate::support::FromValue for ServerNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            match crate::support::tag(&value, "method")? {
+                "notifications/cancelled" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelledNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/progress" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ProgressNotification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/resources/list_changed" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ResourceListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/resources/updated" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ResourceUpdatedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/prompts/list_changed" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::PromptListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/tools/list_changed" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ToolListChangedNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "notifications/message" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::LoggingMessageNotification(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                other => {
+                    ::std::result::Result::Err(
+                        crate::support::unknown_tag(
+                            "method",
+                            other,
+                            &[
+                                "notifications/cancelled",
+                                "notifications/progress",
+                                "notifications/resources/list_changed",
+                                "notifications/resources/updated",
+                                "notifications/prompts/list_changed",
+                                "notifications/tools/list_changed",
+                                "notifications/message",
+                            ],
+                        ),
+                    )
+                }
+            }
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for ServerNotification {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for ServerNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::CancelledNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                match crate::support::tag(&value, "method")? {
-                    "notifications/cancelled" => {
-                        crate::support::member(value).map(Self::CancelledNotification)
-                    }
-                    "notifications/progress" => {
-                        crate::support::member(value).map(Self::ProgressNotification)
-                    }
-                    "notifications/resources/list_changed" => {
-                        crate::support::member(value)
-                            .map(Self::ResourceListChangedNotification)
-                    }
-                    "notifications/resources/updated" => {
-                        crate::support::member(value)
-                            .map(Self::ResourceUpdatedNotification)
-                    }
-                    "notifications/prompts/list_changed" => {
-                        crate::support::member(value)
-                            .map(Self::PromptListChangedNotification)
-                    }
-                    "notifications/tools/list_changed" => {
-                        crate::support::member(value)
-                            .map(Self::ToolListChangedNotification)
-                    }
-                    "notifications/message" => {
-                        crate::support::member(value)
-                            .map(Self::LoggingMessageNotification)
-                    }
-                    other => {
-                        ::std::result::Result::Err(
-                            crate::support::unknown_tag(
-                                "method",
-                                other,
-                                &[
-                                    "notifications/cancelled",
-                                    "notifications/progress",
-                                    "notifications/resources/list_changed",
-                                    "notifications/resources/updated",
-                                    "notifications/prompts/list_changed",
-                                    "notifications/tools/list_changed",
-                                    "notifications/message",
-                                ],
-                            ),
-                        )
-                    }
+                Self::ProgressNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+                Self::ResourceListChangedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ResourceUpdatedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::PromptListChangedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::ToolListChangedNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+                Self::LoggingMessageNotification(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
+                }
+            }
         }
     }
 }
@@ -3225,6 +10315,13 @@ pub mod v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             crate::support::expect_const(deserializer, "audio").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for AudioContentType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**Additional properties describing a {@link Tool} to clients.
 
 NOTE: all properties in `ToolAnnotations` are **hints**.
@@ -3233,7 +10330,7 @@ tool behavior (including descriptive properties like `title`).
 
 Clients should never make tool use decisions based on `ToolAnnotations`
 received from untrusted servers.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ToolAnnotations {
         /**If true, the tool may perform destructive updates to its environment.
 If false, the tool performs only additive updates.
@@ -3241,10 +10338,6 @@ If false, the tool performs only additive updates.
 (This property is meaningful only when `readOnlyHint == false`)
 
 Default: true*/
-        #[serde(
-            rename = "destructiveHint",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub destructive_hint: ::std::option::Option<bool>,
         /**If true, calling the tool repeatedly with the same arguments
 will have no additional effect on its environment.
@@ -3252,10 +10345,6 @@ will have no additional effect on its environment.
 (This property is meaningful only when `readOnlyHint == false`)
 
 Default: false*/
-        #[serde(
-            rename = "idempotentHint",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub idempotent_hint: ::std::option::Option<bool>,
         /**If true, this tool may interact with an "open world" of external
 entities. If false, the tool's domain of interaction is closed.
@@ -3263,22 +10352,149 @@ For example, the world of a web search tool is open, whereas that
 of a memory tool is not.
 
 Default: true*/
-        #[serde(
-            rename = "openWorldHint",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub open_world_hint: ::std::option::Option<bool>,
         /**If true, the tool does not modify its environment.
 
 Default: false*/
-        #[serde(
-            rename = "readOnlyHint",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub read_only_hint: ::std::option::Option<bool>,
         ///A human-readable title for the tool.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
+    }
+    impl ::serde::Serialize for ToolAnnotations {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.destructive_hint.is_some())
+                + usize::from(self.idempotent_hint.is_some())
+                + usize::from(self.open_world_hint.is_some())
+                + usize::from(self.read_only_hint.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("ToolAnnotations", len)?;
+            if self.destructive_hint.is_some() {
+                state.serialize_field("destructiveHint", &self.destructive_hint)?;
+            } else {
+                state.skip_field("destructiveHint")?;
+            }
+            if self.idempotent_hint.is_some() {
+                state.serialize_field("idempotentHint", &self.idempotent_hint)?;
+            } else {
+                state.skip_field("idempotentHint")?;
+            }
+            if self.open_world_hint.is_some() {
+                state.serialize_field("openWorldHint", &self.open_world_hint)?;
+            } else {
+                state.skip_field("openWorldHint")?;
+            }
+            if self.read_only_hint.is_some() {
+                state.serialize_field("readOnlyHint", &self.read_only_hint)?;
+            } else {
+                state.skip_field("readOnlyHint")?;
+            }
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ToolAnnotations {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ToolAnnotations",
+                ::std::option::Option::Some(
+                    &[
+                        "destructiveHint",
+                        "idempotentHint",
+                        "openWorldHint",
+                        "readOnlyHint",
+                        "title",
+                    ],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "destructiveHint" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "idempotentHint" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "openWorldHint" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "readOnlyHint" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                destructive_hint: field0.unwrap_or_default(),
+                idempotent_hint: field1.unwrap_or_default(),
+                open_world_hint: field2.unwrap_or_default(),
+                read_only_hint: field3.unwrap_or_default(),
+                title: field4.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolAnnotations {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
 }
 /// Types identical in `2025-06-18`, `2025-11-25`.
@@ -3290,76 +10506,393 @@ pub mod v2025_06_18__v2025_11_25 {
     use super::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::AudioContentType;
     use super::v2025_06_18__v2025_11_25__v2026_07_28::Annotations;
     ///Audio provided to or from an LLM.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct AudioContent {
         ///Optional annotations for the client.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub annotations: ::std::option::Option<Annotations>,
         ///The base64-encoded audio data.
         pub data: ::std::string::String,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The MIME type of the audio. Different providers may support different audio types.
-        #[serde(rename = "mimeType")]
         pub mime_type: ::std::string::String,
-        #[serde(rename = "type")]
         pub type_: AudioContentType,
     }
+    impl ::serde::Serialize for AudioContent {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize + usize::from(self.annotations.is_some())
+                + usize::from(self.meta.is_some());
+            let mut state = serializer.serialize_struct("AudioContent", len)?;
+            if self.annotations.is_some() {
+                state.serialize_field("annotations", &self.annotations)?;
+            } else {
+                state.skip_field("annotations")?;
+            }
+            state.serialize_field("data", &self.data)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            state.serialize_field("mimeType", &self.mime_type)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for AudioContent {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct AudioContent",
+                ::std::option::Option::Some(
+                    &["annotations", "data", "_meta", "mimeType", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "annotations" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "data" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("mimeType"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                annotations: field0.unwrap_or_default(),
+                data: field1,
+                meta: field2.unwrap_or_default(),
+                mime_type: field3,
+                type_: field4,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AudioContent {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`BlobResourceContents`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct BlobResourceContents {
         ///A base64-encoded string representing the binary data of the item.
         pub blob: ::std::string::String,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The URI of this resource.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for BlobResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.meta.is_some())
+                + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
+            state.serialize_field("blob", &self.blob)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for BlobResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct BlobResourceContents",
+                ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "blob" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("blob"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                blob: field0,
+                meta: field1.unwrap_or_default(),
+                mime_type: field2.unwrap_or_default(),
+                uri: field3,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**The contents of a resource, embedded into a prompt or tool call result.
 
 It is up to the client how best to render embedded resources for the benefit
 of the LLM and/or the user.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct EmbeddedResource {
         ///Optional annotations for the client.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub annotations: ::std::option::Option<Annotations>,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         pub resource: EmbeddedResourceResource,
-        #[serde(rename = "type")]
         pub type_: EmbeddedResourceType,
     }
+    impl ::serde::Serialize for EmbeddedResource {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.annotations.is_some())
+                + usize::from(self.meta.is_some());
+            let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
+            if self.annotations.is_some() {
+                state.serialize_field("annotations", &self.annotations)?;
+            } else {
+                state.skip_field("annotations")?;
+            }
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            state.serialize_field("resource", &self.resource)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for EmbeddedResource {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct EmbeddedResource",
+                ::std::option::Option::Some(
+                    &["annotations", "_meta", "resource", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "annotations" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "resource" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("resource"),
+                );
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                annotations: field0.unwrap_or_default(),
+                meta: field1.unwrap_or_default(),
+                resource: field2,
+                type_: field3,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`EmbeddedResourceResource`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum EmbeddedResourceResource {
         TextResourceContents(TextResourceContents),
         BlobResourceContents(BlobResourceContents),
@@ -3374,99 +10907,237 @@ of the LLM and/or the user.*/
             Self::BlobResourceContents(value)
         }
     }
+    impl crate::support::FromValue for EmbeddedResourceResource {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            const SHAPES: &[crate::support::Shape] = &[
+                crate::support::Shape {
+                    required: &["text", "uri"],
+                    declared: &["_meta", "mimeType", "text", "uri"],
+                    consts: &[],
+                },
+                crate::support::Shape {
+                    required: &["blob", "uri"],
+                    declared: &["_meta", "blob", "mimeType", "uri"],
+                    consts: &[],
+                },
+            ];
+            let mut error = ::std::option::Option::None;
+            for index in crate::support::ranked(&value, SHAPES) {
+                let attempt = match index {
+                    0usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    1usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    _ => continue,
+                };
+                match attempt {
+                    ::std::result::Result::Ok(parsed) => {
+                        return ::std::result::Result::Ok(parsed);
+                    }
+                    ::std::result::Result::Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+            ::std::result::Result::Err(
+                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+            )
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for EmbeddedResourceResource {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::TextResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                const SHAPES: &[crate::support::Shape] = &[
-                    crate::support::Shape {
-                        required: &["text", "uri"],
-                        declared: &["_meta", "mimeType", "text", "uri"],
-                        consts: &[],
-                    },
-                    crate::support::Shape {
-                        required: &["blob", "uri"],
-                        declared: &["_meta", "blob", "mimeType", "uri"],
-                        consts: &[],
-                    },
-                ];
-                let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
-                    let attempt = match index {
-                        0usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::TextResourceContents)
-                        }
-                        1usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::BlobResourceContents)
-                        }
-                        _ => continue,
-                    };
-                    match attempt {
-                        ::std::result::Result::Ok(parsed) => {
-                            return ::std::result::Result::Ok(parsed);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            error.get_or_insert(e);
-                        }
-                    }
+                Self::BlobResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                ::std::result::Result::Err(
-                    error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-                )
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///An image provided to or from an LLM.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ImageContent {
         ///Optional annotations for the client.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub annotations: ::std::option::Option<Annotations>,
         ///The base64-encoded image data.
         pub data: ::std::string::String,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The MIME type of the image. Different providers may support different image types.
-        #[serde(rename = "mimeType")]
         pub mime_type: ::std::string::String,
-        #[serde(rename = "type")]
         pub type_: ImageContentType,
+    }
+    impl ::serde::Serialize for ImageContent {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 3usize + usize::from(self.annotations.is_some())
+                + usize::from(self.meta.is_some());
+            let mut state = serializer.serialize_struct("ImageContent", len)?;
+            if self.annotations.is_some() {
+                state.serialize_field("annotations", &self.annotations)?;
+            } else {
+                state.skip_field("annotations")?;
+            }
+            state.serialize_field("data", &self.data)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            state.serialize_field("mimeType", &self.mime_type)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ImageContent {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ImageContent",
+                ::std::option::Option::Some(
+                    &["annotations", "data", "_meta", "mimeType", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "annotations" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "data" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("data"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("mimeType"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                annotations: field0.unwrap_or_default(),
+                data: field1,
+                meta: field2.unwrap_or_default(),
+                mime_type: field3,
+                type_: field4,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ImageContent {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**The client's response to a roots/list request from the server.
 This result contains an array of Root objects, each representing a root directory
 or file that the server can operate on.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ListRootsResult {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         pub roots: ::std::vec::Vec<Root>,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ListRootsResult {
@@ -3481,20 +11152,92 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ListRootsResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            state.serialize_entry("roots", &self.roots)?;
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ListRootsResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ListRootsResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "roots" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("roots"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                roots: field1,
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The server's response to a resources/read request from the client.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ReadResourceResult {
         pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
-        #[serde(flatten)]
         pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
     impl crate::KeepsUnknownKeys for ReadResourceResult {
@@ -3509,9 +11252,86 @@ or file that the server can operate on.*/
             &mut self.extra
         }
     }
+    impl ::serde::Serialize for ReadResourceResult {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut state = serializer.serialize_map(::std::option::Option::None)?;
+            state.serialize_entry("contents", &self.contents)?;
+            if self.meta.is_some() {
+                state.serialize_entry("_meta", &self.meta)?;
+            }
+            for (key, value) in &self.extra {
+                state.serialize_entry(key, value)?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ReadResourceResult {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ReadResourceResult",
+                ::std::option::Option::None,
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            for (key, value) in object {
+                match key.as_str() {
+                    "contents" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {
+                        rest.insert(key, value);
+                    }
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("contents"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                contents: field0,
+                meta: field1.unwrap_or_default(),
+                extra: rest,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ReadResourceResultContentsItem`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum ReadResourceResultContentsItem {
         TextResourceContents(TextResourceContents),
         BlobResourceContents(BlobResourceContents),
@@ -3526,145 +11346,532 @@ or file that the server can operate on.*/
             Self::BlobResourceContents(value)
         }
     }
+    impl crate::support::FromValue for ReadResourceResultContentsItem {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            const SHAPES: &[crate::support::Shape] = &[
+                crate::support::Shape {
+                    required: &["text", "uri"],
+                    declared: &["_meta", "mimeType", "text", "uri"],
+                    consts: &[],
+                },
+                crate::support::Shape {
+                    required: &["blob", "uri"],
+                    declared: &["_meta", "blob", "mimeType", "uri"],
+                    consts: &[],
+                },
+            ];
+            let mut error = ::std::option::Option::None;
+            for index in crate::support::ranked(&value, SHAPES) {
+                let attempt = match index {
+                    0usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::TextResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    1usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    _ => continue,
+                };
+                match attempt {
+                    ::std::result::Result::Ok(parsed) => {
+                        return ::std::result::Result::Ok(parsed);
+                    }
+                    ::std::result::Result::Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+            ::std::result::Result::Err(
+                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+            )
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for ReadResourceResultContentsItem {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::TextResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                const SHAPES: &[crate::support::Shape] = &[
-                    crate::support::Shape {
-                        required: &["text", "uri"],
-                        declared: &["_meta", "mimeType", "text", "uri"],
-                        consts: &[],
-                    },
-                    crate::support::Shape {
-                        required: &["blob", "uri"],
-                        declared: &["_meta", "blob", "mimeType", "uri"],
-                        consts: &[],
-                    },
-                ];
-                let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
-                    let attempt = match index {
-                        0usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::TextResourceContents)
-                        }
-                        1usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::BlobResourceContents)
-                        }
-                        _ => continue,
-                    };
-                    match attempt {
-                        ::std::result::Result::Ok(parsed) => {
-                            return ::std::result::Result::Ok(parsed);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            error.get_or_insert(e);
-                        }
-                    }
+                Self::BlobResourceContents(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                ::std::result::Result::Err(
-                    error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-                )
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///The contents of a specific resource or sub-resource.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceContents {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The URI of this resource.
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for ResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.meta.is_some())
+                + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("ResourceContents", len)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceContents",
+                ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                mime_type: field1.unwrap_or_default(),
+                uri: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Represents a root directory or file that the server can operate on.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Root {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         /**An optional name for the root. This can be used to provide a human-readable
 identifier for the root, which may be useful for display purposes or for
 referencing the root in other parts of the application.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<::std::string::String>,
         /**The URI identifying the root. This *must* start with file:// for now.
 This restriction may be relaxed in future versions of the protocol to allow
 other URI schemes.*/
         pub uri: ::std::string::String,
     }
+    impl ::serde::Serialize for Root {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.meta.is_some())
+                + usize::from(self.name.is_some());
+            let mut state = serializer.serialize_struct("Root", len)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            if self.name.is_some() {
+                state.serialize_field("name", &self.name)?;
+            } else {
+                state.skip_field("name")?;
+            }
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Root {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Root",
+                ::std::option::Option::Some(&["_meta", "name", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                name: field1.unwrap_or_default(),
+                uri: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Root {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Text provided to or from an LLM.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TextContent {
         ///Optional annotations for the client.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub annotations: ::std::option::Option<Annotations>,
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The text content of the message.
         pub text: ::std::string::String,
-        #[serde(rename = "type")]
         pub type_: TextContentType,
     }
+    impl ::serde::Serialize for TextContent {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.annotations.is_some())
+                + usize::from(self.meta.is_some());
+            let mut state = serializer.serialize_struct("TextContent", len)?;
+            if self.annotations.is_some() {
+                state.serialize_field("annotations", &self.annotations)?;
+            } else {
+                state.skip_field("annotations")?;
+            }
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            state.serialize_field("text", &self.text)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TextContent {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TextContent",
+                ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "annotations" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "text" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                annotations: field0.unwrap_or_default(),
+                meta: field1.unwrap_or_default(),
+                text: field2,
+                type_: field3,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TextContent {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`TextResourceContents`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TextResourceContents {
         ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-        #[serde(
-            rename = "_meta",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub meta: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
         ///The MIME type of this resource, if known.
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         ///The text of the item. This must only be set if the item can actually be represented as text (not binary data).
         pub text: ::std::string::String,
         ///The URI of this resource.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for TextResourceContents {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.meta.is_some())
+                + usize::from(self.mime_type.is_some());
+            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
+            if self.meta.is_some() {
+                state.serialize_field("_meta", &self.meta)?;
+            } else {
+                state.skip_field("_meta")?;
+            }
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            state.serialize_field("text", &self.text)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TextResourceContents {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TextResourceContents",
+                ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "_meta" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "text" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("text"));
+            };
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self {
+                meta: field0.unwrap_or_default(),
+                mime_type: field1.unwrap_or_default(),
+                text: field2,
+                uri: field3,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`ToolOutputSchemaType`
     ///
@@ -3690,6 +11897,13 @@ other URI schemes.*/
             crate::support::expect_const(deserializer, "object").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ToolOutputSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
 }
 /// Types identical in `2025-06-18`, `2025-11-25`, `2026-07-28`.
 #[cfg(any(feature = "v2025_06_18", feature = "v2025_11_25", feature = "v2026_07_28"))]
@@ -3698,12 +11912,11 @@ pub mod v2025_06_18__v2025_11_25__v2026_07_28 {
         PromptReferenceType, Role,
     };
     ///Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct Annotations {
         /**Describes who the intended audience of this object or data is.
 
 It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).*/
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub audience: ::std::option::Option<::std::vec::Vec<Role>>,
         /**The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -3711,21 +11924,108 @@ Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
 
 Examples: last activity timestamp in an open file, timestamp when the resource
 was attached, etc.*/
-        #[serde(
-            rename = "lastModified",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub last_modified: ::std::option::Option<::std::string::String>,
         /**Describes how important this data is for operating the server.
 
 A value of 1 means "most important," and indicates that the data is
 effectively required, while 0 means "least important," and indicates that
 the data is entirely optional.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub priority: ::std::option::Option<::serde_json::Number>,
     }
+    impl ::serde::Serialize for Annotations {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.audience.is_some())
+                + usize::from(self.last_modified.is_some())
+                + usize::from(self.priority.is_some());
+            let mut state = serializer.serialize_struct("Annotations", len)?;
+            if self.audience.is_some() {
+                state.serialize_field("audience", &self.audience)?;
+            } else {
+                state.skip_field("audience")?;
+            }
+            if self.last_modified.is_some() {
+                state.serialize_field("lastModified", &self.last_modified)?;
+            } else {
+                state.skip_field("lastModified")?;
+            }
+            if self.priority.is_some() {
+                state.serialize_field("priority", &self.priority)?;
+            } else {
+                state.skip_field("priority")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Annotations {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Annotations",
+                ::std::option::Option::Some(&["audience", "lastModified", "priority"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "audience" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "lastModified" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "priority" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                audience: field0.unwrap_or_default(),
+                last_modified: field1.unwrap_or_default(),
+                priority: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Annotations {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Base interface for metadata with name (identifier) and title (display name) properties.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct BaseMetadata {
         ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
         pub name: ::std::string::String,
@@ -3735,20 +12035,195 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for BaseMetadata {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("BaseMetadata", len)?;
+            state.serialize_field("name", &self.name)?;
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for BaseMetadata {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct BaseMetadata",
+                ::std::option::Option::Some(&["name", "title"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0,
+                title: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BaseMetadata {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`BooleanSchema`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct BooleanSchema {
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<bool>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: BooleanSchemaType,
+    }
+    impl ::serde::Serialize for BooleanSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.default.is_some())
+                + usize::from(self.description.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("BooleanSchema", len)?;
+            if self.default.is_some() {
+                state.serialize_field("default", &self.default)?;
+            } else {
+                state.skip_field("default")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for BooleanSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct BooleanSchema",
+                ::std::option::Option::Some(&["default", "description", "title", "type"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "default" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field3) = field3 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                default: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                title: field2.unwrap_or_default(),
+                type_: field3,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for BooleanSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`BooleanSchemaType`
     ///
@@ -3774,18 +12249,80 @@ if present).*/
             crate::support::expect_const(deserializer, "boolean").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for BooleanSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Additional, optional context for completions
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct CompleteRequestParamsContext {
         ///Previously-resolved variables in a URI template or prompt.
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub arguments: ::std::option::Option<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         >,
     }
+    impl ::serde::Serialize for CompleteRequestParamsContext {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.arguments.is_some());
+            let mut state = serializer
+                .serialize_struct("CompleteRequestParamsContext", len)?;
+            if self.arguments.is_some() {
+                state.serialize_field("arguments", &self.arguments)?;
+            } else {
+                state.skip_field("arguments")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for CompleteRequestParamsContext {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct CompleteRequestParamsContext",
+                ::std::option::Option::Some(&["arguments"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "arguments" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                arguments: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`CompleteRequestParamsRef`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum CompleteRequestParamsRef {
         PromptReference(PromptReference),
         ResourceTemplateReference(ResourceTemplateReference),
@@ -3800,39 +12337,62 @@ if present).*/
             Self::ResourceTemplateReference(value)
         }
     }
+    impl crate::support::FromValue for CompleteRequestParamsRef {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            match crate::support::tag(&value, "type")? {
+                "ref/prompt" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::PromptReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                "ref/resource" => {
+                    match crate::support::member(value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResourceTemplateReference(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                other => {
+                    ::std::result::Result::Err(
+                        crate::support::unknown_tag(
+                            "type",
+                            other,
+                            &["ref/prompt", "ref/resource"],
+                        ),
+                    )
+                }
+            }
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsRef {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for CompleteRequestParamsRef {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::PromptReference(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                match crate::support::tag(&value, "type")? {
-                    "ref/prompt" => {
-                        crate::support::member(value).map(Self::PromptReference)
-                    }
-                    "ref/resource" => {
-                        crate::support::member(value)
-                            .map(Self::ResourceTemplateReference)
-                    }
-                    other => {
-                        ::std::result::Result::Err(
-                            crate::support::unknown_tag(
-                                "type",
-                                other,
-                                &["ref/prompt", "ref/resource"],
-                            ),
-                        )
-                    }
+                Self::ResourceTemplateReference(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///`ElicitRequestMethod`
@@ -3860,28 +12420,21 @@ if present).*/
                 .map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ElicitRequestMethod {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     /**The user action in response to the elicitation.
 - `"accept"`: User submitted the form/confirmed the action
 - `"decline"`: User explicitly declined the action
 - `"cancel"`: User dismissed without making an explicit choice*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum ElicitResultAction {
-        #[serde(rename = "accept")]
         Accept,
-        #[serde(rename = "cancel")]
         Cancel,
-        #[serde(rename = "decline")]
         Decline,
     }
     impl ::std::fmt::Display for ElicitResultAction {
@@ -3918,23 +12471,43 @@ if present).*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for ElicitResultAction {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Accept => (0u32, "accept"),
+                Self::Cancel => (1u32, "cancel"),
+                Self::Decline => (2u32, "decline"),
+            };
+            serializer.serialize_unit_variant("ElicitResultAction", index, value)
+        }
+    }
+    impl crate::support::FromValue for ElicitResultAction {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(value, &["accept", "cancel", "decline"])? {
+                    0usize => Self::Accept,
+                    1usize => Self::Cancel,
+                    _ => Self::Decline,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ElicitResultAction {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`NumberSchemaType`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum NumberSchemaType {
-        #[serde(rename = "integer")]
         Integer,
-        #[serde(rename = "number")]
         Number,
     }
     impl ::std::fmt::Display for NumberSchemaType {
@@ -3969,16 +12542,45 @@ if present).*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for NumberSchemaType {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Integer => (0u32, "integer"),
+                Self::Number => (1u32, "number"),
+            };
+            serializer.serialize_unit_variant("NumberSchemaType", index, value)
+        }
+    }
+    impl crate::support::FromValue for NumberSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(value, &["integer", "number"])? {
+                    0usize => Self::Integer,
+                    _ => Self::Number,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NumberSchemaType {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Describes an argument that a prompt can accept.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptArgument {
         ///A human-readable description of the argument.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
         pub name: ::std::string::String,
         ///Whether this argument must be provided.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub required: ::std::option::Option<bool>,
         /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -3986,11 +12588,120 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for PromptArgument {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.description.is_some())
+                + usize::from(self.required.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("PromptArgument", len)?;
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            if self.required.is_some() {
+                state.serialize_field("required", &self.required)?;
+            } else {
+                state.skip_field("required")?;
+            }
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptArgument {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptArgument",
+                ::std::option::Option::Some(
+                    &["description", "name", "required", "title"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "required" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            ::std::result::Result::Ok(Self {
+                description: field0.unwrap_or_default(),
+                name: field1,
+                required: field2.unwrap_or_default(),
+                title: field3.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptArgument {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Identifies a prompt.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct PromptReference {
         ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
         pub name: ::std::string::String,
@@ -4000,10 +12711,96 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: PromptReferenceType,
+    }
+    impl ::serde::Serialize for PromptReference {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("PromptReference", len)?;
+            state.serialize_field("name", &self.name)?;
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for PromptReference {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct PromptReference",
+                ::std::option::Option::Some(&["name", "title", "type"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                name: field0,
+                title: field1.unwrap_or_default(),
+                type_: field2,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PromptReference {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`ResourceLinkType`
     ///
@@ -4029,13 +12826,88 @@ if present).*/
             crate::support::expect_const(deserializer, "resource_link").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ResourceLinkType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///A reference to a resource or resource template definition.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct ResourceTemplateReference {
-        #[serde(rename = "type")]
         pub type_: ResourceTemplateReferenceType,
         ///The URI or URI template of the resource.
         pub uri: ::std::string::String,
+    }
+    impl ::serde::Serialize for ResourceTemplateReference {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer
+                .serialize_struct("ResourceTemplateReference", len)?;
+            state.serialize_field("type", &self.type_)?;
+            state.serialize_field("uri", &self.uri)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ResourceTemplateReference {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ResourceTemplateReference",
+                ::std::option::Option::Some(&["type", "uri"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "uri" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("uri"));
+            };
+            ::std::result::Result::Ok(Self { type_: field0, uri: field1 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResourceTemplateReference {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`ResourceTemplateReferenceType`
     ///
@@ -4061,27 +12933,19 @@ if present).*/
             crate::support::expect_const(deserializer, "ref/resource").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ResourceTemplateReferenceType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`StringSchemaFormat`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum StringSchemaFormat {
-        #[serde(rename = "date")]
         Date,
-        #[serde(rename = "date-time")]
         DateTime,
-        #[serde(rename = "email")]
         Email,
-        #[serde(rename = "uri")]
         Uri,
     }
     impl ::std::fmt::Display for StringSchemaFormat {
@@ -4120,6 +12984,44 @@ if present).*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for StringSchemaFormat {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Date => (0u32, "date"),
+                Self::DateTime => (1u32, "date-time"),
+                Self::Email => (2u32, "email"),
+                Self::Uri => (3u32, "uri"),
+            };
+            serializer.serialize_unit_variant("StringSchemaFormat", index, value)
+        }
+    }
+    impl crate::support::FromValue for StringSchemaFormat {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(
+                    value,
+                    &["date", "date-time", "email", "uri"],
+                )? {
+                    0usize => Self::Date,
+                    1usize => Self::DateTime,
+                    2usize => Self::Email,
+                    _ => Self::Uri,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for StringSchemaFormat {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`StringSchemaType`
     ///
     ///Always `"string"`.
@@ -4144,12 +13046,192 @@ if present).*/
             crate::support::expect_const(deserializer, "string").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for StringSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
 }
 /// Types identical in `2025-11-25`, `2026-07-28`.
 #[cfg(any(feature = "v2025_11_25", feature = "v2026_07_28"))]
 pub mod v2025_11_25__v2026_07_28 {
     use super::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::JsonrpcVersion;
     use super::v2025_06_18__v2025_11_25__v2026_07_28::NumberSchemaType;
+    ///Present if the client supports elicitation from the server.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ClientCapabilitiesElicitation {
+        pub form: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        >,
+        pub url: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        >,
+    }
+    impl ::serde::Serialize for ClientCapabilitiesElicitation {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.form.is_some())
+                + usize::from(self.url.is_some());
+            let mut state = serializer
+                .serialize_struct("ClientCapabilitiesElicitation", len)?;
+            if self.form.is_some() {
+                state.serialize_field("form", &self.form)?;
+            } else {
+                state.skip_field("form")?;
+            }
+            if self.url.is_some() {
+                state.serialize_field("url", &self.url)?;
+            } else {
+                state.skip_field("url")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ClientCapabilitiesElicitation {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ClientCapabilitiesElicitation",
+                ::std::option::Option::Some(&["form", "url"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "form" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "url" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                form: field0.unwrap_or_default(),
+                url: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesElicitation {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
+    ///Present if the client supports sampling from an LLM.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct ClientCapabilitiesSampling {
+        /**Whether the client supports context inclusion via `includeContext` parameter.
+If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*/
+        pub context: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        >,
+        ///Whether the client supports tool use via `tools` and `toolChoice` parameters.
+        pub tools: ::std::option::Option<
+            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        >,
+    }
+    impl ::serde::Serialize for ClientCapabilitiesSampling {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.context.is_some())
+                + usize::from(self.tools.is_some());
+            let mut state = serializer
+                .serialize_struct("ClientCapabilitiesSampling", len)?;
+            if self.context.is_some() {
+                state.serialize_field("context", &self.context)?;
+            } else {
+                state.skip_field("context")?;
+            }
+            if self.tools.is_some() {
+                state.serialize_field("tools", &self.tools)?;
+            } else {
+                state.skip_field("tools")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ClientCapabilitiesSampling {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ClientCapabilitiesSampling",
+                ::std::option::Option::Some(&["context", "tools"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "context" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "tools" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                context: field0.unwrap_or_default(),
+                tools: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesSampling {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///The elicitation mode.
     ///
     ///Always `"form"`.
@@ -4172,6 +13254,13 @@ pub mod v2025_11_25__v2026_07_28 {
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "form").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ElicitRequestFormParamsMode {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ElicitRequestFormParamsRequestedSchemaType`
@@ -4198,6 +13287,13 @@ pub mod v2025_11_25__v2026_07_28 {
             crate::support::expect_const(deserializer, "object").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///The elicitation mode.
     ///
     ///Always `"url"`.
@@ -4222,21 +13318,23 @@ pub mod v2025_11_25__v2026_07_28 {
             crate::support::expect_const(deserializer, "url").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ElicitRequestUrlParamsMode {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///An optionally-sized icon that can be displayed in a user interface.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Icon {
         /**Optional MIME type override if the source MIME type is missing or generic.
 For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.*/
-        #[serde(
-            rename = "mimeType",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub mime_type: ::std::option::Option<::std::string::String>,
         /**Optional array of strings that specify sizes at which the icon can be used.
 Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
 If not provided, the client should assume that the icon can be used at any size.*/
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub sizes: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
         /**A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
 `data:` URI with Base64-encoded image data.
@@ -4252,30 +13350,123 @@ the icon is designed to be used with a light background, and `"dark"` indicates
 the icon is designed to be used with a dark background.
 
 If not provided, the client should assume the icon can be used with any theme.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub theme: ::std::option::Option<IconTheme>,
+    }
+    impl ::serde::Serialize for Icon {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.mime_type.is_some())
+                + usize::from(self.sizes.is_some()) + usize::from(self.theme.is_some());
+            let mut state = serializer.serialize_struct("Icon", len)?;
+            if self.mime_type.is_some() {
+                state.serialize_field("mimeType", &self.mime_type)?;
+            } else {
+                state.skip_field("mimeType")?;
+            }
+            if self.sizes.is_some() {
+                state.serialize_field("sizes", &self.sizes)?;
+            } else {
+                state.skip_field("sizes")?;
+            }
+            state.serialize_field("src", &self.src)?;
+            if self.theme.is_some() {
+                state.serialize_field("theme", &self.theme)?;
+            } else {
+                state.skip_field("theme")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Icon {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Icon",
+                ::std::option::Option::Some(&["mimeType", "sizes", "src", "theme"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "mimeType" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "sizes" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "src" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "theme" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("src"));
+            };
+            ::std::result::Result::Ok(Self {
+                mime_type: field0.unwrap_or_default(),
+                sizes: field1.unwrap_or_default(),
+                src: field2,
+                theme: field3.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Icon {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**Optional specifier for the theme this icon is designed for. `"light"` indicates
 the icon is designed to be used with a light background, and `"dark"` indicates
 the icon is designed to be used with a dark background.
 
 If not provided, the client should assume the icon can be used with any theme.*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum IconTheme {
-        #[serde(rename = "dark")]
         Dark,
-        #[serde(rename = "light")]
         Light,
     }
     impl ::std::fmt::Display for IconTheme {
@@ -4310,8 +13501,39 @@ If not provided, the client should assume the icon can be used with any theme.*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for IconTheme {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Dark => (0u32, "dark"),
+                Self::Light => (1u32, "light"),
+            };
+            serializer.serialize_unit_variant("IconTheme", index, value)
+        }
+    }
+    impl crate::support::FromValue for IconTheme {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(value, &["dark", "light"])? {
+                    0usize => Self::Dark,
+                    _ => Self::Light,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for IconTheme {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Base interface to add `icons` property.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct Icons {
         /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4322,18 +13544,72 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     }
+    impl ::serde::Serialize for Icons {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.icons.is_some());
+            let mut state = serializer.serialize_struct("Icons", len)?;
+            if self.icons.is_some() {
+                state.serialize_field("icons", &self.icons)?;
+            } else {
+                state.skip_field("icons")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Icons {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Icons",
+                ::std::option::Option::Some(&["icons"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "icons" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                icons: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Icons {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///Describes the MCP implementation.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Implementation {
         /**An optional human-readable description of what this implementation does.
 
 This can be used by clients or servers to provide context about their purpose
 and capabilities. For example, a server might describe the types of resources
 or tools it provides, while a client might describe its intended use case.*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4344,7 +13620,6 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
         ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
         pub name: ::std::string::String,
@@ -4354,49 +13629,414 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
         ///The version of this implementation.
         pub version: ::std::string::String,
         ///An optional URL of the website for this implementation.
-        #[serde(
-            rename = "websiteUrl",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub website_url: ::std::option::Option<::std::string::String>,
     }
+    impl ::serde::Serialize for Implementation {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.description.is_some())
+                + usize::from(self.icons.is_some()) + usize::from(self.title.is_some())
+                + usize::from(self.website_url.is_some());
+            let mut state = serializer.serialize_struct("Implementation", len)?;
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            if self.icons.is_some() {
+                state.serialize_field("icons", &self.icons)?;
+            } else {
+                state.skip_field("icons")?;
+            }
+            state.serialize_field("name", &self.name)?;
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("version", &self.version)?;
+            if self.website_url.is_some() {
+                state.serialize_field("websiteUrl", &self.website_url)?;
+            } else {
+                state.skip_field("websiteUrl")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Implementation {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Implementation",
+                ::std::option::Option::Some(
+                    &["description", "icons", "name", "title", "version", "websiteUrl"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            let mut field5 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "icons" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "name" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "version" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "websiteUrl" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("name"));
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("version"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                description: field0.unwrap_or_default(),
+                icons: field1.unwrap_or_default(),
+                name: field2,
+                title: field3.unwrap_or_default(),
+                version: field4,
+                website_url: field5.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Implementation {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///A notification which does not expect a response.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct JsonrpcNotification {
         pub jsonrpc: JsonrpcVersion,
         pub method: ::std::string::String,
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     }
+    impl ::serde::Serialize for JsonrpcNotification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
+            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for JsonrpcNotification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct JsonrpcNotification",
+                ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "jsonrpc" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("jsonrpc"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                jsonrpc: field0,
+                method: field1,
+                params: field2.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for JsonrpcNotification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     /**Use {@link TitledSingleSelectEnumSchema} instead.
 This interface will be removed in a future version.*/
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct LegacyTitledEnumSchema {
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<::std::string::String>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "enum")]
         pub enum_: ::std::vec::Vec<::std::string::String>,
         /**(Legacy) Display names for enum values.
 Non-standard according to JSON schema 2020-12.*/
-        #[serde(
-            rename = "enumNames",
-            default,
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
         pub enum_names: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: LegacyTitledEnumSchemaType,
+    }
+    impl ::serde::Serialize for LegacyTitledEnumSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.default.is_some())
+                + usize::from(self.description.is_some())
+                + usize::from(self.enum_names.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("LegacyTitledEnumSchema", len)?;
+            if self.default.is_some() {
+                state.serialize_field("default", &self.default)?;
+            } else {
+                state.skip_field("default")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("enum", &self.enum_)?;
+            if self.enum_names.is_some() {
+                state.serialize_field("enumNames", &self.enum_names)?;
+            } else {
+                state.skip_field("enumNames")?;
+            }
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for LegacyTitledEnumSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct LegacyTitledEnumSchema",
+                ::std::option::Option::Some(
+                    &["default", "description", "enum", "enumNames", "title", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            let mut field5 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "default" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "enum" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "enumNames" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field5) = field5 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                default: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                enum_: field2,
+                enum_names: field3.unwrap_or_default(),
+                title: field4.unwrap_or_default(),
+                type_: field5,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LegacyTitledEnumSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`LegacyTitledEnumSchemaType`
     ///
@@ -4422,43 +14062,335 @@ Non-standard according to JSON schema 2020-12.*/
             crate::support::expect_const(deserializer, "string").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for LegacyTitledEnumSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///`Notification`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Notification {
         pub method: ::std::string::String,
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
+    }
+    impl ::serde::Serialize for Notification {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("Notification", len)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Notification {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Notification",
+                ::std::option::Option::Some(&["method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Notification {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`NumberSchema`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct NumberSchema {
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<::serde_json::Number>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub maximum: ::std::option::Option<::serde_json::Number>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub minimum: ::std::option::Option<::serde_json::Number>,
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: NumberSchemaType,
     }
+    impl ::serde::Serialize for NumberSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.default.is_some())
+                + usize::from(self.description.is_some())
+                + usize::from(self.maximum.is_some())
+                + usize::from(self.minimum.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer.serialize_struct("NumberSchema", len)?;
+            if self.default.is_some() {
+                state.serialize_field("default", &self.default)?;
+            } else {
+                state.skip_field("default")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            if self.maximum.is_some() {
+                state.serialize_field("maximum", &self.maximum)?;
+            } else {
+                state.skip_field("maximum")?;
+            }
+            if self.minimum.is_some() {
+                state.serialize_field("minimum", &self.minimum)?;
+            } else {
+                state.skip_field("minimum")?;
+            }
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for NumberSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct NumberSchema",
+                ::std::option::Option::Some(
+                    &["default", "description", "maximum", "minimum", "title", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            let mut field5 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "default" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "maximum" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "minimum" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field5 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field5) = field5 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                default: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                maximum: field2.unwrap_or_default(),
+                minimum: field3.unwrap_or_default(),
+                title: field4.unwrap_or_default(),
+                type_: field5,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NumberSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`Request`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct Request {
         pub method: ::std::string::String,
-        #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
         pub params: ::std::option::Option<
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     }
+    impl ::serde::Serialize for Request {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize + usize::from(self.params.is_some());
+            let mut state = serializer.serialize_struct("Request", len)?;
+            state.serialize_field("method", &self.method)?;
+            if self.params.is_some() {
+                state.serialize_field("params", &self.params)?;
+            } else {
+                state.skip_field("params")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for Request {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct Request",
+                ::std::option::Option::Some(&["method", "params"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "method" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "params" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("method"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                method: field0,
+                params: field1.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Request {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`SingleSelectEnumSchema`
-    #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-    #[serde(untagged)]
+    #[derive(Clone, Debug, PartialEq)]
     pub enum SingleSelectEnumSchema {
         UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
         TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
@@ -4474,75 +14406,235 @@ Non-standard according to JSON schema 2020-12.*/
             Self::TitledSingleSelectEnumSchema(value)
         }
     }
+    impl crate::support::FromValue for SingleSelectEnumSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            if !value.is_object() {
+                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+            }
+            const SHAPES: &[crate::support::Shape] = &[
+                crate::support::Shape {
+                    required: &["enum", "type"],
+                    declared: &["default", "description", "enum", "title", "type"],
+                    consts: &[("type", &["string"])],
+                },
+                crate::support::Shape {
+                    required: &["oneOf", "type"],
+                    declared: &["default", "description", "oneOf", "title", "type"],
+                    consts: &[("type", &["string"])],
+                },
+            ];
+            let mut error = ::std::option::Option::None;
+            for index in crate::support::ranked(&value, SHAPES) {
+                let attempt = match index {
+                    0usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(
+                                    Self::UntitledSingleSelectEnumSchema(m),
+                                )
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    1usize => {
+                        match crate::support::member_ref(&value) {
+                            ::std::result::Result::Ok(m) => {
+                                ::std::result::Result::Ok(
+                                    Self::TitledSingleSelectEnumSchema(m),
+                                )
+                            }
+                            ::std::result::Result::Err(e) => {
+                                ::std::result::Result::Err(e)
+                            }
+                        }
+                    }
+                    _ => continue,
+                };
+                match attempt {
+                    ::std::result::Result::Ok(parsed) => {
+                        return ::std::result::Result::Ok(parsed);
+                    }
+                    ::std::result::Result::Err(e) => {
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+            ::std::result::Result::Err(
+                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+            )
+        }
+    }
     impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
         fn deserialize<D: ::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
-            let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-                deserializer,
-            )?;
-            let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                if !value.is_object() {
-                    return ::std::result::Result::Err(
-                        crate::support::not_an_object(&value),
-                    );
+            crate::support::deserialize(deserializer)
+        }
+    }
+    impl ::serde::Serialize for SingleSelectEnumSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            match self {
+                Self::UntitledSingleSelectEnumSchema(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                const SHAPES: &[crate::support::Shape] = &[
-                    crate::support::Shape {
-                        required: &["enum", "type"],
-                        declared: &["default", "description", "enum", "title", "type"],
-                        consts: &[("type", &["string"])],
-                    },
-                    crate::support::Shape {
-                        required: &["oneOf", "type"],
-                        declared: &["default", "description", "oneOf", "title", "type"],
-                        consts: &[("type", &["string"])],
-                    },
-                ];
-                let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
-                    let attempt = match index {
-                        0usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::UntitledSingleSelectEnumSchema)
-                        }
-                        1usize => {
-                            crate::support::member_ref(&value)
-                                .map(Self::TitledSingleSelectEnumSchema)
-                        }
-                        _ => continue,
-                    };
-                    match attempt {
-                        ::std::result::Result::Ok(parsed) => {
-                            return ::std::result::Result::Ok(parsed);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            error.get_or_insert(e);
-                        }
-                    }
+                Self::TitledSingleSelectEnumSchema(inner) => {
+                    ::serde::Serialize::serialize(inner, serializer)
                 }
-                ::std::result::Result::Err(
-                    error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-                )
-            })();
-            parsed.map_err(::serde::de::Error::custom)
+            }
         }
     }
     ///Schema for array items with enum options and display labels.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TitledMultiSelectEnumSchemaItems {
         ///Array of enum options with values and display labels.
-        #[serde(rename = "anyOf")]
         pub any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
     }
+    impl ::serde::Serialize for TitledMultiSelectEnumSchemaItems {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 1usize;
+            let mut state = serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItems", len)?;
+            state.serialize_field("anyOf", &self.any_of)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TitledMultiSelectEnumSchemaItems {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TitledMultiSelectEnumSchemaItems",
+                ::std::option::Option::Some(&["anyOf"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "anyOf" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("anyOf"),
+                );
+            };
+            ::std::result::Result::Ok(Self { any_of: field0 })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItems {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`TitledMultiSelectEnumSchemaItemsAnyOfItem`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
         ///The constant enum value.
-        #[serde(rename = "const")]
         pub const_: ::std::string::String,
         ///Display title for this option.
         pub title: ::std::string::String,
+    }
+    impl ::serde::Serialize for TitledMultiSelectEnumSchemaItemsAnyOfItem {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)?;
+            state.serialize_field("const", &self.const_)?;
+            state.serialize_field("title", &self.title)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TitledMultiSelectEnumSchemaItemsAnyOfItem {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TitledMultiSelectEnumSchemaItemsAnyOfItem",
+                ::std::option::Option::Some(&["const", "title"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "const" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("const"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("title"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                const_: field0,
+                title: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchemaItemsAnyOfItem {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`TitledMultiSelectEnumSchemaType`
     ///
@@ -4568,32 +14660,238 @@ Non-standard according to JSON schema 2020-12.*/
             crate::support::expect_const(deserializer, "array").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for TitledMultiSelectEnumSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Schema for single-selection enumeration with display titles for each option.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TitledSingleSelectEnumSchema {
         ///Optional default value.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<::std::string::String>,
         ///Optional description for the enum field.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         ///Array of enum options with values and display labels.
-        #[serde(rename = "oneOf")]
         pub one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>,
         ///Optional title for the enum field.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: TitledSingleSelectEnumSchemaType,
     }
+    impl ::serde::Serialize for TitledSingleSelectEnumSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.default.is_some())
+                + usize::from(self.description.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer
+                .serialize_struct("TitledSingleSelectEnumSchema", len)?;
+            if self.default.is_some() {
+                state.serialize_field("default", &self.default)?;
+            } else {
+                state.skip_field("default")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("oneOf", &self.one_of)?;
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TitledSingleSelectEnumSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TitledSingleSelectEnumSchema",
+                ::std::option::Option::Some(
+                    &["default", "description", "oneOf", "title", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "default" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "oneOf" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("oneOf"),
+                );
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                default: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                one_of: field2,
+                title: field3.unwrap_or_default(),
+                type_: field4,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`TitledSingleSelectEnumSchemaOneOfItem`
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct TitledSingleSelectEnumSchemaOneOfItem {
         ///The enum value.
-        #[serde(rename = "const")]
         pub const_: ::std::string::String,
         ///Display label for this option.
         pub title: ::std::string::String,
+    }
+    impl ::serde::Serialize for TitledSingleSelectEnumSchemaOneOfItem {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer
+                .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)?;
+            state.serialize_field("const", &self.const_)?;
+            state.serialize_field("title", &self.title)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for TitledSingleSelectEnumSchemaOneOfItem {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct TitledSingleSelectEnumSchemaOneOfItem",
+                ::std::option::Option::Some(&["const", "title"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "const" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("const"),
+                );
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(
+                    crate::support::missing_field("title"),
+                );
+            };
+            ::std::result::Result::Ok(Self {
+                const_: field0,
+                title: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for TitledSingleSelectEnumSchemaOneOfItem {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`TitledSingleSelectEnumSchemaType`
     ///
@@ -4619,38 +14917,86 @@ Non-standard according to JSON schema 2020-12.*/
             crate::support::expect_const(deserializer, "string").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for TitledSingleSelectEnumSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Controls tool selection behavior for sampling requests.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[derive(Clone, Debug, Default, PartialEq)]
     pub struct ToolChoice {
         /**Controls the tool use ability of the model:
 - `"auto"`: Model decides whether to use tools (default)
 - `"required"`: Model MUST use at least one tool before completing
 - `"none"`: Model MUST NOT use any tools*/
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub mode: ::std::option::Option<ToolChoiceMode>,
+    }
+    impl ::serde::Serialize for ToolChoice {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 0usize + usize::from(self.mode.is_some());
+            let mut state = serializer.serialize_struct("ToolChoice", len)?;
+            if self.mode.is_some() {
+                state.serialize_field("mode", &self.mode)?;
+            } else {
+                state.skip_field("mode")?;
+            }
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for ToolChoice {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct ToolChoice",
+                ::std::option::Option::Some(&["mode"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "mode" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ::std::result::Result::Ok(Self {
+                mode: field0.unwrap_or_default(),
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolChoice {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     /**Controls the tool use ability of the model:
 - `"auto"`: Model decides whether to use tools (default)
 - `"required"`: Model MUST use at least one tool before completing
 - `"none"`: Model MUST NOT use any tools*/
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
+    #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum ToolChoiceMode {
-        #[serde(rename = "auto")]
         Auto,
-        #[serde(rename = "none")]
         None,
-        #[serde(rename = "required")]
         Required,
     }
     impl ::std::fmt::Display for ToolChoiceMode {
@@ -4687,6 +15033,39 @@ Non-standard according to JSON schema 2020-12.*/
             value.parse()
         }
     }
+    impl ::serde::Serialize for ToolChoiceMode {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            let (index, value) = match self {
+                Self::Auto => (0u32, "auto"),
+                Self::None => (1u32, "none"),
+                Self::Required => (2u32, "required"),
+            };
+            serializer.serialize_unit_variant("ToolChoiceMode", index, value)
+        }
+    }
+    impl crate::support::FromValue for ToolChoiceMode {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            ::std::result::Result::Ok(
+                match crate::support::variant(value, &["auto", "none", "required"])? {
+                    0usize => Self::Auto,
+                    1usize => Self::None,
+                    _ => Self::Required,
+                },
+            )
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ToolChoiceMode {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
+    }
     ///`ToolResultContentType`
     ///
     ///Always `"tool_result"`.
@@ -4709,6 +15088,13 @@ Non-standard according to JSON schema 2020-12.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "tool_result").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for ToolResultContentType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`ToolUseContentType`
@@ -4735,14 +15121,91 @@ Non-standard according to JSON schema 2020-12.*/
             crate::support::expect_const(deserializer, "tool_use").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for ToolUseContentType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Schema for the array items.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct UntitledMultiSelectEnumSchemaItems {
         ///Array of enum values to choose from.
-        #[serde(rename = "enum")]
         pub enum_: ::std::vec::Vec<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: UntitledMultiSelectEnumSchemaItemsType,
+    }
+    impl ::serde::Serialize for UntitledMultiSelectEnumSchemaItems {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize;
+            let mut state = serializer
+                .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)?;
+            state.serialize_field("enum", &self.enum_)?;
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for UntitledMultiSelectEnumSchemaItems {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct UntitledMultiSelectEnumSchemaItems",
+                ::std::option::Option::Some(&["enum", "type"]),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "enum" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field0) = field0 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field1) = field1 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                enum_: field0,
+                type_: field1,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchemaItems {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`UntitledMultiSelectEnumSchemaItemsType`
     ///
@@ -4766,6 +15229,13 @@ Non-standard according to JSON schema 2020-12.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "string").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for UntitledMultiSelectEnumSchemaItemsType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
     ///`UntitledMultiSelectEnumSchemaType`
@@ -4792,23 +15262,152 @@ Non-standard according to JSON schema 2020-12.*/
             crate::support::expect_const(deserializer, "array").map(|()| Self)
         }
     }
+    impl crate::support::FromValue for UntitledMultiSelectEnumSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
+        }
+    }
     ///Schema for single-selection enumeration without display titles for options.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     pub struct UntitledSingleSelectEnumSchema {
         ///Optional default value.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub default: ::std::option::Option<::std::string::String>,
         ///Optional description for the enum field.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<::std::string::String>,
         ///Array of enum values to choose from.
-        #[serde(rename = "enum")]
         pub enum_: ::std::vec::Vec<::std::string::String>,
         ///Optional title for the enum field.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub title: ::std::option::Option<::std::string::String>,
-        #[serde(rename = "type")]
         pub type_: UntitledSingleSelectEnumSchemaType,
+    }
+    impl ::serde::Serialize for UntitledSingleSelectEnumSchema {
+        fn serialize<S: ::serde::Serializer>(
+            &self,
+            serializer: S,
+        ) -> ::std::result::Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeStruct as _;
+            let len = 2usize + usize::from(self.default.is_some())
+                + usize::from(self.description.is_some())
+                + usize::from(self.title.is_some());
+            let mut state = serializer
+                .serialize_struct("UntitledSingleSelectEnumSchema", len)?;
+            if self.default.is_some() {
+                state.serialize_field("default", &self.default)?;
+            } else {
+                state.skip_field("default")?;
+            }
+            if self.description.is_some() {
+                state.serialize_field("description", &self.description)?;
+            } else {
+                state.skip_field("description")?;
+            }
+            state.serialize_field("enum", &self.enum_)?;
+            if self.title.is_some() {
+                state.serialize_field("title", &self.title)?;
+            } else {
+                state.skip_field("title")?;
+            }
+            state.serialize_field("type", &self.type_)?;
+            state.end()
+        }
+    }
+    impl crate::support::FromValue for UntitledSingleSelectEnumSchema {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            let object = match crate::support::object(
+                value,
+                "struct UntitledSingleSelectEnumSchema",
+                ::std::option::Option::Some(
+                    &["default", "description", "enum", "title", "type"],
+                ),
+            ) {
+                ::std::result::Result::Ok(object) => object,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            let mut field0 = ::std::option::Option::None;
+            let mut field1 = ::std::option::Option::None;
+            let mut field2 = ::std::option::Option::None;
+            let mut field3 = ::std::option::Option::None;
+            let mut field4 = ::std::option::Option::None;
+            for (key, value) in object {
+                match key.as_str() {
+                    "default" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field0 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "description" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field1 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "enum" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field2 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "title" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field3 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    "type" => {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(v) => {
+                                field4 = ::std::option::Option::Some(v);
+                            }
+                            ::std::result::Result::Err(e) => {
+                                return ::std::result::Result::Err(e);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let ::std::option::Option::Some(field2) = field2 else {
+                return ::std::result::Result::Err(crate::support::missing_field("enum"));
+            };
+            let ::std::option::Option::Some(field4) = field4 else {
+                return ::std::result::Result::Err(crate::support::missing_field("type"));
+            };
+            ::std::result::Result::Ok(Self {
+                default: field0.unwrap_or_default(),
+                description: field1.unwrap_or_default(),
+                enum_: field2,
+                title: field3.unwrap_or_default(),
+                type_: field4,
+            })
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UntitledSingleSelectEnumSchema {
+        fn deserialize<D: ::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::std::result::Result<Self, D::Error> {
+            crate::support::deserialize(deserializer)
+        }
     }
     ///`UntitledSingleSelectEnumSchemaType`
     ///
@@ -4832,6 +15431,13 @@ Non-standard according to JSON schema 2020-12.*/
             deserializer: D,
         ) -> ::std::result::Result<Self, D::Error> {
             crate::support::expect_const(deserializer, "string").map(|()| Self)
+        }
+    }
+    impl crate::support::FromValue for UntitledSingleSelectEnumSchemaType {
+        fn from_value(
+            value: ::serde_json::Value,
+        ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+            crate::support::via_serde(value)
         }
     }
 }

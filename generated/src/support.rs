@@ -1,5 +1,12 @@
-//! Helpers the generated union `Deserialize` impls call, kept out of the generated code so
-//! that each impl stays small (compile time) and every union reports errors the same way.
+//! Helpers the generated serde impls call, kept out of the generated code so that each impl
+//! stays small (compile time) and every type reports errors the same way.
+//!
+//! Generated types are decoded through [`FromValue`]: a plain, non-generic function per
+//! type that takes a `serde_json::Value` apart. Their `Deserialize` impls read a `Value`
+//! and hand it over ([`deserialize`]). Unlike derived impls, nothing per type is generic
+//! over the deserializer, so a crate using these types does not instantiate (compile)
+//! their decoding again, and no proc macro is needed to build them. Error messages are
+//! those serde's derived impls give on a `Value` ("missing field `name`", …).
 
 use std::fmt;
 
@@ -17,8 +24,8 @@ impl fmt::Display for DispatchError {
 }
 
 /// Decodes the chosen member; its own error ("missing field `name`") is kept.
-pub fn member<T: DeserializeOwned>(value: Value) -> Result<T, DispatchError> {
-    T::deserialize(value).map_err(|e| DispatchError(e.to_string()))
+pub fn member<T: FromValue>(value: Value) -> Result<T, DispatchError> {
+    T::from_value(value)
 }
 
 /// The string value of the discriminating property.
@@ -152,7 +159,212 @@ pub fn ranked(value: &Value, shapes: &[Shape]) -> Vec<usize> {
     fitting
 }
 
-/// Decodes a member from a borrowed value (no clone when a later member is tried).
-pub fn member_ref<T: DeserializeOwned>(value: &Value) -> Result<T, DispatchError> {
+/// Decodes a member from a copy of the value (a later member may still need it).
+pub fn member_ref<T: FromValue>(value: &Value) -> Result<T, DispatchError> {
+    T::from_value(value.clone())
+}
+
+/// A type decoded from an owned `serde_json::Value` by a plain function: every generated
+/// type, and the std and serde_json types their fields use.
+pub trait FromValue: Sized {
+    /// Takes the value apart into `Self`.
+    fn from_value(value: Value) -> Result<Self, DispatchError>;
+}
+
+/// The body of every generated `Deserialize` impl: read a `Value`, then decode it.
+pub fn deserialize<'de, D: serde::Deserializer<'de>, T: FromValue>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    let value = <Value as serde::Deserialize>::deserialize(deserializer)?;
+    T::from_value(value).map_err(serde::de::Error::custom)
+}
+
+/// Decodes through the type's own `Deserialize` (leaf types, and generated types whose
+/// `Deserialize` is hand-written by typify).
+pub fn via_serde<T: DeserializeOwned>(value: Value) -> Result<T, DispatchError> {
     T::deserialize(value).map_err(|e| DispatchError(e.to_string()))
+}
+
+macro_rules! leaf {
+    ($($t:ty),*) => {$(
+        impl FromValue for $t {
+            fn from_value(value: Value) -> Result<Self, DispatchError> {
+                via_serde(value)
+            }
+        }
+    )*};
+}
+leaf!(String, bool, i64, u64, serde_json::Number);
+
+impl FromValue for Value {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        Ok(value)
+    }
+}
+
+impl FromValue for serde_json::Map<String, Value> {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        match value {
+            Value::Object(map) => Ok(map),
+            other => Err(invalid_type(&other, &"a map")),
+        }
+    }
+}
+
+// The generic impls below are instantiated once per element type; plain loops and
+// matches keep each instantiation small (iterator adapters and `collect` into a `Result`
+// would compile to several times the code in a debug build).
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        match value {
+            Value::Null => Ok(None),
+            other => match T::from_value(other) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) => Err(e),
+            },
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Box<T> {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        match T::from_value(value) {
+            Ok(v) => Ok(Box::new(v)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Vec<T> {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        let items = match value {
+            Value::Array(items) => items,
+            other => return Err(invalid_type(&other, &"a sequence")),
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match T::from_value(item) {
+                Ok(v) => out.push(v),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<T: FromValue> FromValue for std::collections::BTreeMap<String, T> {
+    fn from_value(value: Value) -> Result<Self, DispatchError> {
+        let map = match value {
+            Value::Object(map) => map,
+            other => return Err(invalid_type(&other, &"a map")),
+        };
+        let mut out = std::collections::BTreeMap::new();
+        for (k, v) in map {
+            match T::from_value(v) {
+                Ok(v) => {
+                    out.insert(k, v);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Decodes one field's value.
+pub fn from_value<T: FromValue>(value: Value) -> Result<T, DispatchError> {
+    T::from_value(value)
+}
+
+/// The error for a required field that is absent.
+pub fn missing_field(key: &'static str) -> DispatchError {
+    DispatchError(format!("missing field `{key}`"))
+}
+
+fn unexpected(value: &Value) -> serde::de::Unexpected<'_> {
+    use serde::de::Unexpected;
+    match value {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Unexpected::Unsigned(u),
+            (_, Some(i), _) => Unexpected::Signed(i),
+            (_, _, Some(f)) => Unexpected::Float(f),
+            _ => Unexpected::Other("number"),
+        },
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+fn invalid_type(value: &Value, expected: &dyn serde::de::Expected) -> DispatchError {
+    let e: serde_json::Error = serde::de::Error::invalid_type(unexpected(value), expected);
+    DispatchError(e.to_string())
+}
+
+fn invalid_length(len: usize, expected: &dyn serde::de::Expected) -> DispatchError {
+    let e: serde_json::Error = serde::de::Error::invalid_length(len, expected);
+    DispatchError(e.to_string())
+}
+
+/// The object a struct is decoded from. `expecting` is serde's "struct Name"; `fields`
+/// (declaration order) is given when the struct also accepts an array of its fields in
+/// order, as serde's derived impls do (not for structs that keep unknown keys).
+pub fn object(
+    value: Value,
+    expecting: &'static str,
+    fields: Option<&'static [&'static str]>,
+) -> Result<serde_json::Map<String, Value>, DispatchError> {
+    match (value, fields) {
+        (Value::Object(map), _) => Ok(map),
+        (Value::Array(items), Some(fields)) => {
+            if items.len() < fields.len() {
+                let expected = format!("{expecting} with {} elements", fields.len());
+                return Err(invalid_length(items.len(), &expected.as_str()));
+            }
+            if items.len() > fields.len() {
+                return Err(invalid_length(items.len(), &"fewer elements in array"));
+            }
+            Ok(fields.iter().map(|f| (*f).to_owned()).zip(items).collect())
+        }
+        (other, _) => Err(invalid_type(&other, &expecting)),
+    }
+}
+
+/// The index (in `variants`) of a unit variant written as a string (or, as serde also
+/// accepts, as a map of that string to `null`).
+pub fn variant(value: Value, variants: &'static [&'static str]) -> Result<usize, DispatchError> {
+    let name = match value {
+        Value::String(s) => s,
+        Value::Object(map) => {
+            if map.len() != 1 {
+                let e: serde_json::Error = serde::de::Error::invalid_value(
+                    serde::de::Unexpected::Map,
+                    &"map with a single key",
+                );
+                return Err(DispatchError(e.to_string()));
+            }
+            let Some((key, inner)) = map.into_iter().next() else {
+                return Err(invalid_length(0, &"map with a single key"));
+            };
+            if !inner.is_null() {
+                return Err(invalid_type(&inner, &"unit variant"));
+            }
+            key
+        }
+        other => return Err(invalid_type(&other, &"string or map")),
+    };
+    variants.iter().position(|v| *v == name).ok_or_else(|| {
+        let e: serde_json::Error = serde::de::Error::unknown_variant(&name, variants);
+        DispatchError(e.to_string())
+    })
+}
+
+/// The error when no member of an untagged union decodes.
+pub fn no_variant(name: &str) -> DispatchError {
+    DispatchError(format!(
+        "data did not match any variant of untagged enum {name}"
+    ))
 }

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
+use crate::cancel::{first, First};
 use crate::jsonrpc::{ErrorCode, RequestId, RpcError};
 use crate::shape::{by_revision, project};
 use crate::version::ProtocolVersion;
@@ -457,17 +458,26 @@ async fn legacy_ask(
         armed: true,
     };
     ctx.send_request(&id, ask.method(), params).await;
-    let outcome = tokio::select! {
-        r = rx => {
+    let raced = first(rx, first(tokio::time::sleep(timeout), ctx.cancelled())).await;
+    let outcome = match raced {
+        First::A(r) => {
             guard.armed = false;
-            r.unwrap_or_else(|_| Err(RpcError::internal("the connection closed before the client answered")))
+            r.unwrap_or_else(|_| {
+                Err(RpcError::internal(
+                    "the connection closed before the client answered",
+                ))
+            })
         }
-        _ = tokio::time::sleep(timeout) => {
+        First::B(First::A(())) => {
             guard.reason = "timed out";
             drop(guard);
-            return Err(RpcError::internal(format!("the client did not answer `{}` within {:?}", ask.method(), timeout)));
+            return Err(RpcError::internal(format!(
+                "the client did not answer `{}` within {:?}",
+                ask.method(),
+                timeout
+            )));
         }
-        _ = ctx.cancelled() => {
+        First::B(First::B(())) => {
             drop(guard);
             return Err(RpcError::internal("cancelled"));
         }

@@ -3,8 +3,10 @@
 //! guards); having it here keeps a stdio-only server at two crates fewer to build
 //! (tokio-util and futures-sink; see the build cost in BENCHMARKS.md).
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 
 use tokio::sync::Notify;
 
@@ -54,6 +56,33 @@ impl CancellationToken {
     pub async fn cancelled_owned(self) {
         self.cancelled().await;
     }
+}
+
+/// Which of two futures finished first.
+pub(crate) enum First<A, B> {
+    /// The first one.
+    A(A),
+    /// The second one.
+    B(B),
+}
+
+/// Polls `a`, then `b`, until one is ready; the other is dropped. This is `tokio::select!`
+/// with `biased;` for two branches, all the runtime needs of it: `select!` needs tokio's
+/// `macros` feature, which builds tokio-macros and syn for a stdio-only server that has
+/// no other use for them (see the build cost in BENCHMARKS.md).
+pub(crate) async fn first<A: Future, B: Future>(a: A, b: B) -> First<A::Output, B::Output> {
+    let mut a = std::pin::pin!(a);
+    let mut b = std::pin::pin!(b);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(First::A(v));
+        }
+        if let Poll::Ready(v) = b.as_mut().poll(cx) {
+            return Poll::Ready(First::B(v));
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -280,49 +280,75 @@ pub fn parse_frame_general(bytes: &[u8]) -> Frame {
     }
 }
 
-/// The envelope read in place. Only objects reach it (a struct would also decode from a
-/// JSON array, which is not a message).
+/// The envelope read in place.
 mod envelope {
+    use std::fmt;
+
+    use serde::de::{Error as _, MapAccess, Visitor};
     use serde::{Deserialize, Deserializer};
     use serde_json::value::RawValue;
     use serde_json::Value;
 
     use super::{Invalid, Message, RequestId};
 
-    /// A member as written: `Some` whenever the key is present, even with `null` (an
-    /// `Option` would read `"id": null` as an absent id, i.e. a notification). Strings are
-    /// borrowed: one with escapes does not decode as `&str` and takes the general path.
-    struct Present<T>(Option<T>);
-
-    impl<T> Default for Present<T> {
-        fn default() -> Self {
-            Present(None)
-        }
-    }
-
-    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            T::deserialize(d).map(|v| Present(Some(v)))
-        }
-    }
-
-    /// Unknown members are refused (the general path takes the message): skipping them
-    /// here would not apply the parser's nesting limit that the general path applies.
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
+    /// The members as written: `Some` whenever the key is present, even with `null` (so
+    /// `"id": null` is not mistaken for an absent id). Strings are borrowed: one with
+    /// escapes does not decode as `&str`, and the message takes the general path.
+    #[derive(Default)]
     struct Envelope<'a> {
-        #[serde(default, borrow)]
-        jsonrpc: Present<&'a str>,
-        #[serde(default, borrow)]
-        id: Present<&'a RawValue>,
-        #[serde(default, borrow)]
-        method: Present<&'a str>,
-        #[serde(default, borrow)]
-        params: Present<&'a RawValue>,
-        #[serde(default, borrow)]
-        result: Present<&'a RawValue>,
-        #[serde(default, borrow)]
-        error: Present<&'a RawValue>,
+        jsonrpc: Option<&'a str>,
+        id: Option<&'a RawValue>,
+        method: Option<&'a str>,
+        params: Option<&'a RawValue>,
+        result: Option<&'a RawValue>,
+        error: Option<&'a RawValue>,
+    }
+
+    /// Written out rather than derived (serde's derive would be the only one in a minimal
+    /// server's build). Only an object decodes; a duplicate or unknown member is an error,
+    /// so the general path takes the message — skipping an unknown member here would not
+    /// apply the parser's nesting limit that the general path applies.
+    impl<'de> Deserialize<'de> for Envelope<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Members;
+            impl<'de> Visitor<'de> for Members {
+                type Value = Envelope<'de>;
+
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a JSON-RPC message object")
+                }
+
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Envelope<'de>, A::Error> {
+                    fn put<T, E: serde::de::Error>(
+                        slot: &mut Option<T>,
+                        value: T,
+                    ) -> Result<(), E> {
+                        if slot.is_some() {
+                            return Err(E::custom("duplicate member"));
+                        }
+                        *slot = Some(value);
+                        Ok(())
+                    }
+                    let mut e = Envelope::default();
+                    while let Some(key) = map.next_key::<&'de str>()? {
+                        match key {
+                            "jsonrpc" => put(&mut e.jsonrpc, map.next_value()?)?,
+                            "id" => put(&mut e.id, map.next_value()?)?,
+                            "method" => put(&mut e.method, map.next_value()?)?,
+                            "params" => put(&mut e.params, map.next_value()?)?,
+                            "result" => put(&mut e.result, map.next_value()?)?,
+                            "error" => put(&mut e.error, map.next_value()?)?,
+                            _ => return Err(A::Error::custom("unknown member")),
+                        }
+                    }
+                    Ok(e)
+                }
+            }
+            d.deserialize_map(Members)
+        }
     }
 
     /// `Err`: the bytes are not JSON. `Ok(None)`: JSON the fast path declines (the caller
@@ -337,14 +363,14 @@ mod envelope {
             Err(e) if e.is_data() => return Ok(None),
             Err(e) => return Err(e),
         };
-        let (Some(jsonrpc), Some(method)) = (envelope.jsonrpc.0, envelope.method.0) else {
+        let (Some(jsonrpc), Some(method)) = (envelope.jsonrpc, envelope.method) else {
             // Responses, and messages missing a member, keep the one general path.
             return Ok(None);
         };
-        if envelope.result.0.is_some() || envelope.error.0.is_some() || jsonrpc != "2.0" {
+        if envelope.result.is_some() || envelope.error.is_some() || jsonrpc != "2.0" {
             return Ok(None);
         }
-        let id = match envelope.id.0 {
+        let id = match envelope.id {
             None => None,
             Some(raw) => match serde_json::from_str::<Value>(raw.get())
                 .ok()
@@ -355,7 +381,7 @@ mod envelope {
                 None => return Ok(None),
             },
         };
-        let params = match envelope.params.0 {
+        let params = match envelope.params {
             None => None,
             Some(raw) if matches!(super::first_byte(raw.get().as_bytes()), Some(b'{' | b'[')) => {
                 match serde_json::from_str::<Value>(raw.get()) {

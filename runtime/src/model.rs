@@ -2,20 +2,17 @@
 //! their answers. These types are revision-neutral; `shape` turns them into each
 //! revision's generated types. They serialize to the newest revision's JSON shape.
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::Value;
 
 /// An icon a client may show.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Icon {
     /// A URL or a `data:` URI.
     pub src: String,
     /// Its media type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Sizes, e.g. `48x48`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sizes: Option<Vec<String>>,
 }
 
@@ -31,24 +28,19 @@ impl Icon {
 }
 
 /// The server's identity.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
     /// Version.
     pub version: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description (2025-11-25+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Website (2025-11-25+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
 }
 
@@ -67,8 +59,7 @@ impl Implementation {
 }
 
 /// Who content is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     /// The user.
     User,
@@ -77,51 +68,39 @@ pub enum Role {
 }
 
 /// Hints on content and resources.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Annotations {
     /// Intended audience.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
     /// Importance, 0 to 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<serde_json::Number>,
     /// ISO 8601 time of last modification (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 
 /// Hints about a tool's behaviour (2025-03-26+).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolAnnotations {
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Does not modify its environment.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
     /// May destroy data.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
     /// Repeating a call has no further effect.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
     /// Interacts with an open world.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
 }
 
 /// The contents of a resource.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ResourceContents {
     /// Text.
     Text {
         /// Its URI.
         uri: String,
         /// Its media type.
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
         /// The text.
         text: String,
@@ -131,7 +110,6 @@ pub enum ResourceContents {
         /// Its URI.
         uri: String,
         /// Its media type.
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
         /// The bytes, base64.
         blob: String,
@@ -167,15 +145,13 @@ impl ResourceContents {
 }
 
 /// A block of content in a tool result, a prompt message or a sampling message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Content {
     /// Text.
     Text {
         /// The text.
         text: String,
         /// Hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// An image, base64.
@@ -183,10 +159,8 @@ pub enum Content {
         /// The bytes, base64.
         data: String,
         /// Its media type.
-        #[serde(rename = "mimeType")]
         mime_type: String,
         /// Hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// Audio, base64 (2025-03-26+; older revisions get a text notice).
@@ -194,10 +168,8 @@ pub enum Content {
         /// The bytes, base64.
         data: String,
         /// Its media type.
-        #[serde(rename = "mimeType")]
         mime_type: String,
         /// Hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// A link to a resource (2025-06-18+; older revisions get a text block naming it).
@@ -207,7 +179,6 @@ pub enum Content {
         /// The contents.
         resource: ResourceContents,
         /// Hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
 }
@@ -249,46 +220,36 @@ impl Content {
 }
 
 /// A pointer to a resource, as content.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     /// The resource URI.
     pub uri: String,
     /// Its name.
     pub name: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Media type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
 }
 
 /// A tool as listed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     /// Programmatic name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: Value,
     /// JSON Schema of `structuredContent` (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Behaviour hints (2025-03-26+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
     /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
@@ -332,97 +293,75 @@ impl ToolResult {
 }
 
 /// A resource as listed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
     /// Its URI.
     pub uri: String,
     /// Programmatic name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Media type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Hints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
     /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// A family of resources named by an RFC 6570 URI template.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     /// The template, e.g. `test://template/{id}/data`.
     pub uri_template: String,
     /// Programmatic name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Media type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Hints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
     /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// An argument of a prompt.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptArgument {
     /// Name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Whether it must be given.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
 }
 
 /// A prompt as listed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
     /// Programmatic name.
     pub name: String,
     /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Arguments.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<PromptArgument>,
     /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// One message of a prompt.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     /// Who says it.
     pub role: Role,
@@ -431,32 +370,27 @@ pub struct PromptMessage {
 }
 
 /// What `prompts/get` returns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptResult {
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The messages.
     pub messages: Vec<PromptMessage>,
 }
 
 /// What `completion/complete` returns.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Completion {
     /// Suggested values (at most 100 are sent).
     pub values: Vec<String>,
     /// Total number of matches.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether more exist.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
 }
 
 /// Log severity (RFC 5424), lowest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LogLevel {
     /// debug
     Debug,
@@ -490,5 +424,276 @@ impl LogLevel {
             "emergency" => LogLevel::Emergency,
             _ => return None,
         })
+    }
+}
+
+// Serialize impls written out rather than derived: the runtime then needs no proc macro
+// (serde_derive, and syn with it, are not built for a server that has no other use for
+// them). Each writes its fields in declaration order, camelCase, and leaves out `None`
+// options and empty lists marked `?`, as the derived impls did.
+
+/// A field value that is left out of the JSON when it is empty.
+trait Absent {
+    fn absent(&self) -> bool;
+}
+
+impl<T> Absent for Option<T> {
+    fn absent(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T> Absent for Vec<T> {
+    fn absent(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+/// Writes fields of `$value` into the struct state: `name: "key"` always, `name?: "key"`
+/// unless empty.
+macro_rules! write_fields {
+    ($state:ident, $value:expr; ) => {};
+    ($state:ident, $value:expr; $field:ident: $key:literal $(, $($rest:tt)*)?) => {
+        $state.serialize_field($key, &$value.$field)?;
+        write_fields!($state, $value; $($($rest)*)?);
+    };
+    ($state:ident, $value:expr; $field:ident?: $key:literal $(, $($rest:tt)*)?) => {
+        if $value.$field.absent() {
+            $state.skip_field($key)?;
+        } else {
+            $state.serialize_field($key, &$value.$field)?;
+        }
+        write_fields!($state, $value; $($($rest)*)?);
+    };
+}
+
+/// `Serialize` for a struct, as `serialize_struct` with the fields listed.
+macro_rules! serialize_struct {
+    ($ty:ident { $($fields:tt)* }) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut state = serializer.serialize_struct(stringify!($ty), 0)?;
+                write_fields!(state, self; $($fields)*);
+                state.end()
+            }
+        }
+    };
+}
+
+serialize_struct!(Icon { src: "src", mime_type?: "mimeType", sizes?: "sizes" });
+serialize_struct!(Implementation {
+    name: "name",
+    version: "version",
+    title?: "title",
+    description?: "description",
+    icons?: "icons",
+    website_url?: "websiteUrl",
+});
+serialize_struct!(Annotations {
+    audience?: "audience",
+    priority?: "priority",
+    last_modified?: "lastModified",
+});
+serialize_struct!(ToolAnnotations {
+    title?: "title",
+    read_only_hint?: "readOnlyHint",
+    destructive_hint?: "destructiveHint",
+    idempotent_hint?: "idempotentHint",
+    open_world_hint?: "openWorldHint",
+});
+serialize_struct!(Tool {
+    name: "name",
+    title?: "title",
+    description?: "description",
+    input_schema: "inputSchema",
+    output_schema?: "outputSchema",
+    annotations?: "annotations",
+    icons?: "icons",
+});
+serialize_struct!(Resource {
+    uri: "uri",
+    name: "name",
+    title?: "title",
+    description?: "description",
+    mime_type?: "mimeType",
+    size?: "size",
+    annotations?: "annotations",
+    icons?: "icons",
+});
+serialize_struct!(ResourceTemplate {
+    uri_template: "uriTemplate",
+    name: "name",
+    title?: "title",
+    description?: "description",
+    mime_type?: "mimeType",
+    annotations?: "annotations",
+    icons?: "icons",
+});
+serialize_struct!(PromptArgument {
+    name: "name",
+    title?: "title",
+    description?: "description",
+    required?: "required",
+});
+serialize_struct!(Prompt {
+    name: "name",
+    title?: "title",
+    description?: "description",
+    arguments?: "arguments",
+    icons?: "icons",
+});
+serialize_struct!(PromptMessage {
+    role: "role",
+    content: "content"
+});
+serialize_struct!(PromptResult { description?: "description", messages: "messages" });
+serialize_struct!(Completion { values: "values", total?: "total", has_more?: "hasMore" });
+
+impl ResourceLink {
+    /// Its fields, after a `type` tag when it is a content block.
+    fn write<S: Serializer>(
+        &self,
+        serializer: S,
+        tag: Option<&'static str>,
+    ) -> Result<S::Ok, S::Error> {
+        let mut state = serializer.serialize_struct("ResourceLink", 0)?;
+        if let Some(tag) = tag {
+            state.serialize_field("type", tag)?;
+        }
+        write_fields!(state, self;
+            uri: "uri",
+            name: "name",
+            title?: "title",
+            description?: "description",
+            mime_type?: "mimeType",
+        );
+        state.end()
+    }
+}
+
+impl Serialize for ResourceLink {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.write(serializer, None)
+    }
+}
+
+impl Serialize for ResourceContents {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Untagged: each variant is written as its fields alone.
+        let mut state = serializer.serialize_struct("ResourceContents", 0)?;
+        match self {
+            ResourceContents::Text {
+                uri,
+                mime_type,
+                text,
+            } => {
+                state.serialize_field("uri", uri)?;
+                if mime_type.absent() {
+                    state.skip_field("mimeType")?;
+                } else {
+                    state.serialize_field("mimeType", mime_type)?;
+                }
+                state.serialize_field("text", text)?;
+            }
+            ResourceContents::Blob {
+                uri,
+                mime_type,
+                blob,
+            } => {
+                state.serialize_field("uri", uri)?;
+                if mime_type.absent() {
+                    state.skip_field("mimeType")?;
+                } else {
+                    state.serialize_field("mimeType", mime_type)?;
+                }
+                state.serialize_field("blob", blob)?;
+            }
+        }
+        state.end()
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Internally tagged: `type` first, then the variant's fields.
+        let (tag, text, data, mime_type, resource, annotations) = match self {
+            Content::ResourceLink(link) => return link.write(serializer, Some("resource_link")),
+            Content::Text { text, annotations } => {
+                ("text", Some(text), None, None, None, annotations)
+            }
+            Content::Image {
+                data,
+                mime_type,
+                annotations,
+            } => (
+                "image",
+                None,
+                Some(data),
+                Some(mime_type),
+                None,
+                annotations,
+            ),
+            Content::Audio {
+                data,
+                mime_type,
+                annotations,
+            } => (
+                "audio",
+                None,
+                Some(data),
+                Some(mime_type),
+                None,
+                annotations,
+            ),
+            Content::Resource {
+                resource,
+                annotations,
+            } => ("resource", None, None, None, Some(resource), annotations),
+        };
+        let mut state = serializer.serialize_struct("Content", 0)?;
+        state.serialize_field("type", tag)?;
+        if let Some(text) = text {
+            state.serialize_field("text", text)?;
+        }
+        if let Some(data) = data {
+            state.serialize_field("data", data)?;
+        }
+        if let Some(mime_type) = mime_type {
+            state.serialize_field("mimeType", mime_type)?;
+        }
+        if let Some(resource) = resource {
+            state.serialize_field("resource", resource)?;
+        }
+        if annotations.absent() {
+            state.skip_field("annotations")?;
+        } else {
+            state.serialize_field("annotations", annotations)?;
+        }
+        state.end()
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Role::User => serializer.serialize_unit_variant("Role", 0, "user"),
+            Role::Assistant => serializer.serialize_unit_variant("Role", 1, "assistant"),
+        }
+    }
+}
+
+impl Serialize for LogLevel {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (index, name) = match self {
+            LogLevel::Debug => (0, "debug"),
+            LogLevel::Info => (1, "info"),
+            LogLevel::Notice => (2, "notice"),
+            LogLevel::Warning => (3, "warning"),
+            LogLevel::Error => (4, "error"),
+            LogLevel::Critical => (5, "critical"),
+            LogLevel::Alert => (6, "alert"),
+            LogLevel::Emergency => (7, "emergency"),
+        };
+        serializer.serialize_unit_variant("LogLevel", index, name)
     }
 }

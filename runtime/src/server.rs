@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
+use crate::cancel::{first, First};
 use crate::context::Context;
 use crate::jsonrpc::{Encoded, ErrorCode, RequestId, RpcError};
 use crate::model::{
@@ -880,9 +881,9 @@ impl Server {
         )
         .await;
         loop {
-            let event = tokio::select! {
-                _ = ctx.cancelled() => break,
-                e = events.recv() => e,
+            let event = match first(ctx.cancelled(), events.recv()).await {
+                First::A(()) => break,
+                First::B(e) => e,
             };
             let (method, params) = match event {
                 Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {

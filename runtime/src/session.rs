@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::cancel::CancellationToken;
+use crate::cancel::{first, CancellationToken, First};
 use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -253,11 +253,13 @@ impl Connection {
                         })
                         .catch_unwind();
                         let timeout = server.limits().request_timeout;
-                        let outcome = tokio::select! {
-                            biased;
-                            _ = token.cancelled() => None,
-                            r = tokio::time::timeout(timeout, work) => Some(r),
-                        };
+                        let outcome =
+                            match first(token.cancelled(), tokio::time::timeout(timeout, work))
+                                .await
+                            {
+                                First::A(()) => None,
+                                First::B(r) => Some(r),
+                            };
                         lock(&conn.in_flight).remove(&id);
                         let outcome = outcome?;
                         Some(match outcome {
@@ -487,9 +489,9 @@ impl Connection {
         let closed = conn.closed.clone();
         tokio::spawn(async move {
             loop {
-                let event = tokio::select! {
-                    _ = closed.cancelled() => return,
-                    e = events.recv() => e,
+                let event = match first(closed.cancelled(), events.recv()).await {
+                    First::A(()) => return,
+                    First::B(e) => e,
                 };
                 let batch = match event {
                     Ok(e) => vec![e],

@@ -109,12 +109,16 @@ pub fn render(ir: &Ir) -> TokenStream {
             quote! { #[allow(missing_docs)] #v(#t), }
         })
         .collect();
+    let result_idents: Vec<_> = result_types
+        .iter()
+        .map(|r| format_ident!("{}", rust_name(r)))
+        .collect();
     let parse_arms = ir.methods.iter().filter_map(|m| {
         let result = m.result.as_deref()?;
         let name = &m.name;
         let v = format_ident!("{}", rust_name(result));
         Some(quote! {
-            #name => ::serde_json::from_value(value).map(AnyResult::#v),
+            #name => match crate::support::from_value(value) { ::std::result::Result::Ok(r) => ::std::result::Result::Ok(AnyResult::#v(r)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) },
         })
     });
     let count = ir.methods.len();
@@ -133,10 +137,17 @@ pub fn render(ir: &Ir) -> TokenStream {
         }
 
         /// The result of any request of this revision.
-        #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
-        #[serde(untagged)]
+        #[derive(Clone, Debug, PartialEq)]
         pub enum AnyResult {
             #(#result_variants)*
+        }
+
+        impl ::serde::Serialize for AnyResult {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                match self {
+                    #(AnyResult::#result_idents(inner) => ::serde::Serialize::serialize(inner, serializer),)*
+                }
+            }
         }
 
         /// Parses a result by the method of the request it answers (a result carries no
@@ -145,10 +156,11 @@ pub fn render(ir: &Ir) -> TokenStream {
             method: &str,
             value: ::serde_json::Value,
         ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
-            ::std::option::Option::Some(match method {
+            let parsed = match method {
                 #(#parse_arms)*
                 _ => return ::std::option::Option::None,
-            })
+            };
+            ::std::option::Option::Some(parsed.map_err(<::serde_json::Error as ::serde::de::Error>::custom))
         }
     }
 }

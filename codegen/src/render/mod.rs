@@ -1,6 +1,7 @@
 //! Renders a set of prepared revisions into the files of the `generated/` crate.
 
 pub mod methods;
+pub mod serde_impls;
 pub mod share;
 pub mod types;
 

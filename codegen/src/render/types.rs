@@ -192,10 +192,11 @@ fn post_pass(file: &mut syn::File, ir: &Ir) {
         }
     }
     for tokens in extra {
-        if let Ok(item) = syn::parse2::<syn::Item>(tokens) {
-            file.items.push(item);
+        if let Ok(items) = syn::parse2::<syn::File>(tokens) {
+            file.items.extend(items.items);
         }
     }
+    super::serde_impls::replace(file);
 }
 
 fn is_discriminator_conversion(
@@ -472,11 +473,13 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
         } => {
             let arms = cases.iter().filter_map(|(tag, m)| {
                 let v = variant_of(m)?;
-                Some(quote! { #tag => crate::support::member(value).map(Self::#v), })
+                Some(quote! { #tag => match crate::support::member(value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
             });
             let tags: Vec<&String> = cases.iter().map(|(t, _)| t).collect();
             let fallback = match default.as_ref().and_then(|d| variant_of(d)) {
-                Some(v) => quote! { _ => crate::support::member(value).map(Self::#v), },
+                Some(v) => {
+                    quote! { _ => match crate::support::member(value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, }
+                }
                 None => quote! {
                     other => ::std::result::Result::Err(crate::support::unknown_tag(#key, other, &[#(#tags),*])),
                 },
@@ -509,7 +512,7 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
             });
             let arms = members.iter().enumerate().filter_map(|(i, m)| {
                 let v = variant_of(&m.name)?;
-                Some(quote! { #i => crate::support::member_ref(&value).map(Self::#v), })
+                Some(quote! { #i => match crate::support::member_ref(&value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
             });
             quote! {
                 const SHAPES: &[crate::support::Shape] = &[#(#shapes),*];
@@ -536,16 +539,17 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
         }
     };
     quote! {
+        impl crate::support::FromValue for #name {
+            fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                if !value.is_object() {
+                    return #non_object;
+                }
+                #object
+            }
+        }
         impl<'de> ::serde::Deserialize<'de> for #name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-                    if !value.is_object() {
-                        return #non_object;
-                    }
-                    #object
-                })();
-                parsed.map_err(::serde::de::Error::custom)
+                crate::support::deserialize(deserializer)
             }
         }
     }

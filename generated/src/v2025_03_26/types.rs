@@ -59,34 +59,207 @@ pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
 };
 ///Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Annotations {
     /**Describes who the intended customer of this object or data is.
 
 It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub audience: ::std::option::Option<::std::vec::Vec<Role>>,
     /**Describes how important this data is for operating the server.
 
 A value of 1 means "most important," and indicates that the data is
 effectively required, while 0 means "least important," and indicates that
 the data is entirely optional.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub priority: ::std::option::Option<::serde_json::Number>,
 }
+impl ::serde::Serialize for Annotations {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.audience.is_some())
+            + usize::from(self.priority.is_some());
+        let mut state = serializer.serialize_struct("Annotations", len)?;
+        if self.audience.is_some() {
+            state.serialize_field("audience", &self.audience)?;
+        } else {
+            state.skip_field("audience")?;
+        }
+        if self.priority.is_some() {
+            state.serialize_field("priority", &self.priority)?;
+        } else {
+            state.skip_field("priority")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Annotations {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Annotations",
+            ::std::option::Option::Some(&["audience", "priority"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "audience" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "priority" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            audience: field0.unwrap_or_default(),
+            priority: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Annotations {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Audio provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AudioContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     ///The base64-encoded audio data.
     pub data: ::std::string::String,
     ///The MIME type of the audio. Different providers may support different audio types.
-    #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: AudioContentType,
+}
+impl ::serde::Serialize for AudioContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some());
+        let mut state = serializer.serialize_struct("AudioContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("mimeType", &self.mime_type)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for AudioContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct AudioContent",
+            ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            data: field1,
+            mime_type: field2,
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AudioContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**The server's response to a tool call.
 
@@ -98,24 +271,17 @@ and self-correct.
 However, any errors in _finding_ the tool, an error indicating that the
 server does not support tool calls, or any other exceptional conditions,
 should be reported as an MCP error response.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     pub content: ::std::vec::Vec<CallToolResultContentItem>,
     /**Whether the tool call ended in an error.
 
 If not set, this is assumed to be false (the call was successful).*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
@@ -130,9 +296,99 @@ impl crate::KeepsUnknownKeys for CallToolResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_entry("isError", &self.is_error)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CallToolResultContentItem`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CallToolResultContentItem {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -159,39 +415,82 @@ impl ::std::convert::From<EmbeddedResource> for CallToolResultContentItem {
         Self::EmbeddedResource(value)
     }
 }
+impl crate::support::FromValue for CallToolResultContentItem {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "resource"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CallToolResultContentItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CallToolResultContentItem {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::EmbeddedResource(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "resource" => crate::support::member(value).map(Self::EmbeddedResource),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "resource"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///`ClientResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientResult {
     CreateMessageResult(CreateMessageResult),
     ListRootsResult(ListRootsResult),
@@ -212,68 +511,101 @@ impl ::std::convert::From<BaseResult> for ClientResult {
         Self::Result(value)
     }
 }
+impl crate::support::FromValue for ClientResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["content", "model", "role"],
+                declared: &["_meta", "content", "model", "role", "stopReason"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["roots"],
+                declared: &["_meta", "roots"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["content", "model", "role"],
-                    declared: &["_meta", "content", "model", "role", "stopReason"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["roots"],
-                    declared: &["_meta", "roots"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::CreateMessageResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListRootsResult)
-                    }
-                    2usize => crate::support::member_ref(&value).map(Self::Result),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     pub method: CreateMessageRequestMethod,
     pub params: CreateMessageRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
@@ -288,55 +620,298 @@ impl crate::KeepsUnknownKeys for CreateMessageRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     ///A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
-    #[serde(
-        rename = "includeContext",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub include_context: ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
     ///The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
-    #[serde(rename = "maxTokens")]
     pub max_tokens: i64,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     ///Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The server's preferences for which model to select. The client MAY ignore these preferences.
-    #[serde(
-        rename = "modelPreferences",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub model_preferences: ::std::option::Option<ModelPreferences>,
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    #[serde(
-        rename = "systemPrompt",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub system_prompt: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub temperature: ::std::option::Option<::serde_json::Number>,
 }
+impl ::serde::Serialize for CreateMessageRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.include_context.is_some())
+            + usize::from(self.metadata.is_some())
+            + usize::from(self.model_preferences.is_some())
+            + usize::from(self.stop_sequences.is_some())
+            + usize::from(self.system_prompt.is_some())
+            + usize::from(self.temperature.is_some());
+        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
+        if self.include_context.is_some() {
+            state.serialize_field("includeContext", &self.include_context)?;
+        } else {
+            state.skip_field("includeContext")?;
+        }
+        state.serialize_field("maxTokens", &self.max_tokens)?;
+        state.serialize_field("messages", &self.messages)?;
+        if self.metadata.is_some() {
+            state.serialize_field("metadata", &self.metadata)?;
+        } else {
+            state.skip_field("metadata")?;
+        }
+        if self.model_preferences.is_some() {
+            state.serialize_field("modelPreferences", &self.model_preferences)?;
+        } else {
+            state.skip_field("modelPreferences")?;
+        }
+        if self.stop_sequences.is_some() {
+            state.serialize_field("stopSequences", &self.stop_sequences)?;
+        } else {
+            state.skip_field("stopSequences")?;
+        }
+        if self.system_prompt.is_some() {
+            state.serialize_field("systemPrompt", &self.system_prompt)?;
+        } else {
+            state.skip_field("systemPrompt")?;
+        }
+        if self.temperature.is_some() {
+            state.serialize_field("temperature", &self.temperature)?;
+        } else {
+            state.skip_field("temperature")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequestParams",
+            ::std::option::Option::Some(
+                &[
+                    "includeContext",
+                    "maxTokens",
+                    "messages",
+                    "metadata",
+                    "modelPreferences",
+                    "stopSequences",
+                    "systemPrompt",
+                    "temperature",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "includeContext" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxTokens" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "metadata" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "modelPreferences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopSequences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "systemPrompt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "temperature" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            include_context: field0.unwrap_or_default(),
+            max_tokens: field1,
+            messages: field2,
+            metadata: field3.unwrap_or_default(),
+            model_preferences: field4.unwrap_or_default(),
+            stop_sequences: field5.unwrap_or_default(),
+            system_prompt: field6.unwrap_or_default(),
+            temperature: field7.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     pub content: CreateMessageResultContent,
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -344,12 +919,7 @@ pub struct CreateMessageResult {
     pub model: ::std::string::String,
     pub role: Role,
     ///The reason why sampling stopped, if known.
-    #[serde(
-        rename = "stopReason",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_reason: ::std::option::Option<::std::string::String>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
@@ -364,9 +934,131 @@ impl crate::KeepsUnknownKeys for CreateMessageResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("model", &self.model)?;
+        state.serialize_entry("role", &self.role)?;
+        if self.stop_reason.is_some() {
+            state.serialize_entry("stopReason", &self.stop_reason)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "model" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopReason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            model: field2,
+            role: field3,
+            stop_reason: field4.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageResultContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CreateMessageResultContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -387,65 +1079,178 @@ impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
         Self::AudioContent(value)
     }
 }
+impl crate::support::FromValue for CreateMessageResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CreateMessageResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 /**The contents of a resource, embedded into a prompt or tool call result.
 
 It is up to the client how best to render embedded resources for the benefit
 of the LLM and/or the user.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     pub resource: EmbeddedResourceResource,
-    #[serde(rename = "type")]
     pub type_: EmbeddedResourceType,
 }
+impl ::serde::Serialize for EmbeddedResource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some());
+        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("resource", &self.resource)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for EmbeddedResource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct EmbeddedResource",
+            ::std::option::Option::Some(&["annotations", "resource", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resource" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("resource"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            resource: field1,
+            type_: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a prompts/get request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     ///An optional description for the prompt.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub messages: ::std::vec::Vec<PromptMessage>,
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
@@ -460,44 +1265,227 @@ impl crate::KeepsUnknownKeys for GetPromptResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.description.is_some() {
+            state.serialize_entry("description", &self.description)?;
+        }
+        state.serialize_entry("messages", &self.messages)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            messages: field1,
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An image provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ImageContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     ///The base64-encoded image data.
     pub data: ::std::string::String,
     ///The MIME type of the image. Different providers may support different image types.
-    #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ImageContentType,
 }
+impl ::serde::Serialize for ImageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some());
+        let mut state = serializer.serialize_struct("ImageContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("mimeType", &self.mime_type)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ImageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ImageContent",
+            ::std::option::Option::Some(&["annotations", "data", "mimeType", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            data: field1,
+            mime_type: field2,
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ImageContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///After receiving an initialize request from the client, the server sends this response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeResult {
     pub capabilities: ServerCapabilities,
     /**Instructions describing how to use the server and its features.
 
 This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub instructions: ::std::option::Option<::std::string::String>,
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: ::std::string::String,
-    #[serde(rename = "serverInfo")]
     pub server_info: Implementation,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
@@ -512,9 +1500,137 @@ impl crate::KeepsUnknownKeys for InitializeResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("capabilities", &self.capabilities)?;
+        if self.instructions.is_some() {
+            state.serialize_entry("instructions", &self.instructions)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("protocolVersion", &self.protocol_version)?;
+        state.serialize_entry("serverInfo", &self.server_info)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "instructions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "serverInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            capabilities: field0,
+            instructions: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            protocol_version: field3,
+            server_info: field4,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcBatchRequest(pub ::std::vec::Vec<JsonrpcBatchRequestItem>);
 impl ::std::ops::Deref for JsonrpcBatchRequest {
     type Target = ::std::vec::Vec<JsonrpcBatchRequestItem>;
@@ -534,9 +1650,33 @@ for JsonrpcBatchRequest {
         Self(value)
     }
 }
+impl ::serde::Serialize for JsonrpcBatchRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for JsonrpcBatchRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`JsonrpcBatchRequestItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcBatchRequestItem {
     Request(JsonrpcRequest),
     Notification(JsonrpcNotification),
@@ -551,9 +1691,43 @@ impl ::std::convert::From<JsonrpcNotification> for JsonrpcBatchRequestItem {
         Self::Notification(value)
     }
 }
+impl ::serde::Serialize for JsonrpcBatchRequestItem {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Notification(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for JsonrpcBatchRequestItem {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Request(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Notification(inner));
+        }
+        ::std::result::Result::Err(crate::support::no_variant("JsonrpcBatchRequestItem"))
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequestItem {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification#batch.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcBatchResponse(pub ::std::vec::Vec<JsonrpcBatchResponseItem>);
 impl ::std::ops::Deref for JsonrpcBatchResponse {
     type Target = ::std::vec::Vec<JsonrpcBatchResponseItem>;
@@ -573,9 +1747,33 @@ for JsonrpcBatchResponse {
         Self(value)
     }
 }
+impl ::serde::Serialize for JsonrpcBatchResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for JsonrpcBatchResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`JsonrpcBatchResponseItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcBatchResponseItem {
     Response(JsonrpcResponse),
     Error(JsonrpcError),
@@ -590,9 +1788,45 @@ impl ::std::convert::From<JsonrpcError> for JsonrpcBatchResponseItem {
         Self::Error(value)
     }
 }
+impl ::serde::Serialize for JsonrpcBatchResponseItem {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Response(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Error(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for JsonrpcBatchResponseItem {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Response(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Error(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("JsonrpcBatchResponseItem"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchResponseItem {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessage {
     Variant0(JsonrpcRequest),
     Variant1(JsonrpcNotification),
@@ -633,71 +1867,112 @@ for JsonrpcMessage {
         Self::Variant5(value)
     }
 }
+impl crate::support::FromValue for JsonrpcMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return crate::support::member(value.clone())
+                .map(Self::Variant2)
+                .or_else(|_| crate::support::member(value.clone()).map(Self::Variant5));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "method"],
+                declared: &["id", "jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["jsonrpc", "method"],
+                declared: &["jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "id", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant0(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant1(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant3(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Variant4(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return crate::support::member(value.clone())
-                    .map(Self::Variant2)
-                    .or_else(|_| {
-                        crate::support::member(value.clone()).map(Self::Variant5)
-                    });
-            }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "method"],
-                    declared: &["id", "jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["jsonrpc", "method"],
-                    declared: &["jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "id", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::Variant0),
-                    1usize => crate::support::member_ref(&value).map(Self::Variant1),
-                    2usize => crate::support::member_ref(&value).map(Self::Variant3),
-                    3usize => crate::support::member_ref(&value).map(Self::Variant4),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Variant0(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant1(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant2(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant3(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant4(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant5(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`JsonrpcMessageVariant2Item`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessageVariant2Item {
     Request(JsonrpcRequest),
     Notification(JsonrpcNotification),
@@ -712,9 +1987,45 @@ impl ::std::convert::From<JsonrpcNotification> for JsonrpcMessageVariant2Item {
         Self::Notification(value)
     }
 }
+impl ::serde::Serialize for JsonrpcMessageVariant2Item {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Notification(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for JsonrpcMessageVariant2Item {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Request(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Notification(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("JsonrpcMessageVariant2Item"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcMessageVariant2Item {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`JsonrpcMessageVariant5Item`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessageVariant5Item {
     Response(JsonrpcResponse),
     Error(JsonrpcError),
@@ -729,28 +2040,54 @@ impl ::std::convert::From<JsonrpcError> for JsonrpcMessageVariant5Item {
         Self::Error(value)
     }
 }
+impl ::serde::Serialize for JsonrpcMessageVariant5Item {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Response(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Error(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for JsonrpcMessageVariant5Item {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Response(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Error(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("JsonrpcMessageVariant5Item"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcMessageVariant5Item {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/templates/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "resourceTemplates")]
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
@@ -765,27 +2102,110 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourceTemplates" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resource_templates: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub resources: ::std::vec::Vec<Resource>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
@@ -800,27 +2220,110 @@ impl crate::KeepsUnknownKeys for ListResourcesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resources", &self.resources)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resources: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a tools/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     ///This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub tools: ::std::vec::Vec<Tool>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
@@ -835,18 +2338,179 @@ impl crate::KeepsUnknownKeys for ListToolsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("tools", &self.tools)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            tools: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Describes a message returned as part of a prompt.
 
 This is similar to `SamplingMessage`, but also supports the embedding of
 resources from the MCP server.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     pub content: PromptMessageContent,
     pub role: Role,
 }
+impl ::serde::Serialize for PromptMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PromptMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`PromptMessageContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PromptMessageContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -873,49 +2537,90 @@ impl ::std::convert::From<EmbeddedResource> for PromptMessageContent {
         Self::EmbeddedResource(value)
     }
 }
+impl crate::support::FromValue for PromptMessageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "resource"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for PromptMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for PromptMessageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::EmbeddedResource(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "resource" => crate::support::member(value).map(Self::EmbeddedResource),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "resource"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     /**A human-readable name for this resource.
 
@@ -924,42 +2629,378 @@ This can be used by clients to populate UI elements.*/
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for Resource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some());
+        let mut state = serializer.serialize_struct("Resource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Resource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Resource",
+            ::std::option::Option::Some(
+                &["annotations", "description", "mimeType", "name", "size", "uri"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            mime_type: field2.unwrap_or_default(),
+            name: field3,
+            size: field4.unwrap_or_default(),
+            uri: field5,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Resource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this template is for.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     /**A human-readable name for the type of resource this template refers to.
 
 This can be used by clients to populate UI elements.*/
     pub name: ::std::string::String,
     ///A URI template (according to RFC 6570) that can be used to construct resource URIs.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceTemplate {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.mime_type.is_some());
+        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("uriTemplate", &self.uri_template)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceTemplate {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceTemplate",
+            ::std::option::Option::Some(
+                &["annotations", "description", "mimeType", "name", "uriTemplate"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uriTemplate" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            mime_type: field2.unwrap_or_default(),
+            name: field3,
+            uri_template: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     pub content: SamplingMessageContent,
     pub role: Role,
 }
+impl ::serde::Serialize for SamplingMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SamplingMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SamplingMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`SamplingMessageContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -980,38 +3021,71 @@ impl ::std::convert::From<AudioContent> for SamplingMessageContent {
         Self::AudioContent(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`ServerRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerRequest {
     PingRequest(PingRequest),
     CreateMessageRequest(CreateMessageRequest),
@@ -1032,40 +3106,75 @@ impl ::std::convert::From<ListRootsRequest> for ServerRequest {
         Self::ListRootsRequest(value)
     }
 }
+impl crate::support::FromValue for ServerRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &["ping", "sampling/createMessage", "roots/list"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::PingRequest(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::CreateMessageRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "ping" => crate::support::member(value).map(Self::PingRequest),
-                "sampling/createMessage" => {
-                    crate::support::member(value).map(Self::CreateMessageRequest)
-                }
-                "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &["ping", "sampling/createMessage", "roots/list"],
-                        ),
-                    )
-                }
+            Self::ListRootsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///`ServerResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerResult {
     InitializeResult(InitializeResult),
     ListResourcesResult(ListResourcesResult),
@@ -1128,149 +3237,433 @@ impl ::std::convert::From<BaseResult> for ServerResult {
         Self::Result(value)
     }
 }
+impl crate::support::FromValue for ServerResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["capabilities", "protocolVersion", "serverInfo"],
+                declared: &[
+                    "_meta",
+                    "capabilities",
+                    "instructions",
+                    "protocolVersion",
+                    "serverInfo",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resources"],
+                declared: &["_meta", "nextCursor", "resources"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resourceTemplates"],
+                declared: &["_meta", "nextCursor", "resourceTemplates"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["contents"],
+                declared: &["_meta", "contents"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["prompts"],
+                declared: &["_meta", "nextCursor", "prompts"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["messages"],
+                declared: &["_meta", "description", "messages"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["tools"],
+                declared: &["_meta", "nextCursor", "tools"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["content"],
+                declared: &["_meta", "content", "isError"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["completion"],
+                declared: &["_meta", "completion"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InitializeResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["capabilities", "protocolVersion", "serverInfo"],
-                    declared: &[
-                        "_meta",
-                        "capabilities",
-                        "instructions",
-                        "protocolVersion",
-                        "serverInfo",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resources"],
-                    declared: &["_meta", "nextCursor", "resources"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resourceTemplates"],
-                    declared: &["_meta", "nextCursor", "resourceTemplates"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["contents"],
-                    declared: &["_meta", "contents"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["prompts"],
-                    declared: &["_meta", "nextCursor", "prompts"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["messages"],
-                    declared: &["_meta", "description", "messages"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["tools"],
-                    declared: &["_meta", "nextCursor", "tools"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["content"],
-                    declared: &["_meta", "content", "isError"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["completion"],
-                    declared: &["_meta", "completion"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::InitializeResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListResourcesResult)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::ListResourceTemplatesResult)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value).map(Self::ReadResourceResult)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value).map(Self::ListPromptsResult)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value).map(Self::GetPromptResult)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value).map(Self::ListToolsResult)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value).map(Self::CallToolResult)
-                    }
-                    8usize => {
-                        crate::support::member_ref(&value).map(Self::CompleteResult)
-                    }
-                    9usize => crate::support::member_ref(&value).map(Self::Result),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///Text provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     ///The text content of the message.
     pub text: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: TextContentType,
 }
+impl ::serde::Serialize for TextContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some());
+        let mut state = serializer.serialize_struct("TextContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("text", &self.text)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TextContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TextContent",
+            ::std::option::Option::Some(&["annotations", "text", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "text" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            text: field1,
+            type_: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TextContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     ///Optional additional tool information.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<ToolAnnotations>,
     /**A human-readable description of the tool.
 
 This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "inputSchema")]
     pub input_schema: ToolInputSchema,
     ///The name of the tool.
     pub name: ::std::string::String,
+}
+impl ::serde::Serialize for Tool {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some());
+        let mut state = serializer.serialize_struct("Tool", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("inputSchema", &self.input_schema)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Tool {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Tool",
+            ::std::option::Option::Some(
+                &["annotations", "description", "inputSchema", "name"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            input_schema: field2,
+            name: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Tool {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }

@@ -60,7 +60,7 @@ pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     StringSchemaFormat, StringSchemaType,
 };
 ///The server's response to a tool call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     ///A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -76,27 +76,15 @@ and self-correct.
 However, any errors in _finding_ the tool, an error indicating that the
 server does not support tool calls, or any other exceptional conditions,
 should be reported as an MCP error response.*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///An optional JSON object that represents the structured result of the tool call.
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub structured_content: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
@@ -111,33 +99,245 @@ impl crate::KeepsUnknownKeys for CallToolResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_entry("isError", &self.is_error)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.structured_content.is_some() {
+            state.serialize_entry("structuredContent", &self.structured_content)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "structuredContent" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            structured_content: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilities {
     ///Present if the client supports elicitation from the server.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub elicitation: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Experimental, non-standard capabilities that the client supports.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub experimental: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub roots: ::std::option::Option<ClientCapabilitiesRoots>,
     ///Present if the client supports sampling from an LLM.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub sampling: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for ClientCapabilities {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.elicitation.is_some())
+            + usize::from(self.experimental.is_some())
+            + usize::from(self.roots.is_some()) + usize::from(self.sampling.is_some());
+        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
+        if self.elicitation.is_some() {
+            state.serialize_field("elicitation", &self.elicitation)?;
+        } else {
+            state.skip_field("elicitation")?;
+        }
+        if self.experimental.is_some() {
+            state.serialize_field("experimental", &self.experimental)?;
+        } else {
+            state.skip_field("experimental")?;
+        }
+        if self.roots.is_some() {
+            state.serialize_field("roots", &self.roots)?;
+        } else {
+            state.skip_field("roots")?;
+        }
+        if self.sampling.is_some() {
+            state.serialize_field("sampling", &self.sampling)?;
+        } else {
+            state.skip_field("sampling")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientCapabilities {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilities",
+            ::std::option::Option::Some(
+                &["elicitation", "experimental", "roots", "sampling"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitation" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "experimental" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "roots" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "sampling" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            elicitation: field0.unwrap_or_default(),
+            experimental: field1.unwrap_or_default(),
+            roots: field2.unwrap_or_default(),
+            sampling: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ClientRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientRequest {
     InitializeRequest(InitializeRequest),
     PingRequest(PingRequest),
@@ -218,82 +418,199 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::CompleteRequest(value)
     }
 }
+impl crate::support::FromValue for ClientRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "initialize" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/templates/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/read" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/subscribe" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/unsubscribe" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "logging/setLevel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "completion/complete" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "initialize",
+                            "ping",
+                            "resources/list",
+                            "resources/templates/list",
+                            "resources/read",
+                            "resources/subscribe",
+                            "resources/unsubscribe",
+                            "prompts/list",
+                            "prompts/get",
+                            "tools/list",
+                            "tools/call",
+                            "logging/setLevel",
+                            "completion/complete",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InitializeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "initialize" => {
-                    crate::support::member(value).map(Self::InitializeRequest)
-                }
-                "ping" => crate::support::member(value).map(Self::PingRequest),
-                "resources/list" => {
-                    crate::support::member(value).map(Self::ListResourcesRequest)
-                }
-                "resources/templates/list" => {
-                    crate::support::member(value).map(Self::ListResourceTemplatesRequest)
-                }
-                "resources/read" => {
-                    crate::support::member(value).map(Self::ReadResourceRequest)
-                }
-                "resources/subscribe" => {
-                    crate::support::member(value).map(Self::SubscribeRequest)
-                }
-                "resources/unsubscribe" => {
-                    crate::support::member(value).map(Self::UnsubscribeRequest)
-                }
-                "prompts/list" => {
-                    crate::support::member(value).map(Self::ListPromptsRequest)
-                }
-                "prompts/get" => {
-                    crate::support::member(value).map(Self::GetPromptRequest)
-                }
-                "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-                "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
-                "logging/setLevel" => {
-                    crate::support::member(value).map(Self::SetLevelRequest)
-                }
-                "completion/complete" => {
-                    crate::support::member(value).map(Self::CompleteRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "initialize",
-                                "ping",
-                                "resources/list",
-                                "resources/templates/list",
-                                "resources/read",
-                                "resources/subscribe",
-                                "resources/unsubscribe",
-                                "prompts/list",
-                                "prompts/get",
-                                "tools/list",
-                                "tools/call",
-                                "logging/setLevel",
-                                "completion/complete",
-                            ],
-                        ),
-                    )
-                }
+            Self::PingRequest(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ListResourcesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SubscribeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::UnsubscribeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SetLevelRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ClientResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientResult {
     CreateMessageResult(CreateMessageResult),
     ListRootsResult(ListRootsResult),
@@ -320,74 +637,115 @@ impl ::std::convert::From<BaseResult> for ClientResult {
         Self::Result(value)
     }
 }
+impl crate::support::FromValue for ClientResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["content", "model", "role"],
+                declared: &["_meta", "content", "model", "role", "stopReason"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["roots"],
+                declared: &["_meta", "roots"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["action"],
+                declared: &["_meta", "action", "content"],
+                consts: &[("action", &["accept", "cancel", "decline"])],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["content", "model", "role"],
-                    declared: &["_meta", "content", "model", "role", "stopReason"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["roots"],
-                    declared: &["_meta", "roots"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["action"],
-                    declared: &["_meta", "action", "content"],
-                    consts: &[("action", &["accept", "cancel", "decline"])],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::CreateMessageResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListRootsResult)
-                    }
-                    2usize => crate::support::member_ref(&value).map(Self::ElicitResult),
-                    3usize => crate::support::member_ref(&value).map(Self::Result),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ElicitResult(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A request from the client to the server, to ask for completion options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
     pub method: CompleteRequestMethod,
     pub params: CompleteRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
@@ -402,18 +760,180 @@ impl crate::KeepsUnknownKeys for CompleteRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CompleteRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
     pub argument: CompleteRequestParamsArgument,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
-    #[serde(rename = "ref")]
     pub ref_: CompleteRequestParamsRef,
 }
+impl ::serde::Serialize for CompleteRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.context.is_some());
+        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
+        state.serialize_field("argument", &self.argument)?;
+        if self.context.is_some() {
+            state.serialize_field("context", &self.context)?;
+        } else {
+            state.skip_field("context")?;
+        }
+        state.serialize_field("ref", &self.ref_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequestParams",
+            ::std::option::Option::Some(&["argument", "context", "ref"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "argument" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "context" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ref" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
+        ::std::result::Result::Ok(Self {
+            argument: field0,
+            context: field1.unwrap_or_default(),
+            ref_: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ContentBlock`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ContentBlock {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -446,43 +966,94 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(value)
     }
 }
+impl crate::support::FromValue for ContentBlock {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "resource_link", "resource"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ContentBlock {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ResourceLink(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::EmbeddedResource(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-                "resource" => crate::support::member(value).map(Self::EmbeddedResource),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "resource_link", "resource"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     pub method: CreateMessageRequestMethod,
     pub params: CreateMessageRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
@@ -497,57 +1068,300 @@ impl crate::KeepsUnknownKeys for CreateMessageRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     ///A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
-    #[serde(
-        rename = "includeContext",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub include_context: ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
     /**The requested maximum number of tokens to sample (to prevent runaway completions).
 
 The client MAY choose to sample fewer tokens than the requested maximum.*/
-    #[serde(rename = "maxTokens")]
     pub max_tokens: i64,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     ///Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The server's preferences for which model to select. The client MAY ignore these preferences.
-    #[serde(
-        rename = "modelPreferences",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub model_preferences: ::std::option::Option<ModelPreferences>,
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    #[serde(
-        rename = "systemPrompt",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub system_prompt: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub temperature: ::std::option::Option<::serde_json::Number>,
 }
+impl ::serde::Serialize for CreateMessageRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.include_context.is_some())
+            + usize::from(self.metadata.is_some())
+            + usize::from(self.model_preferences.is_some())
+            + usize::from(self.stop_sequences.is_some())
+            + usize::from(self.system_prompt.is_some())
+            + usize::from(self.temperature.is_some());
+        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
+        if self.include_context.is_some() {
+            state.serialize_field("includeContext", &self.include_context)?;
+        } else {
+            state.skip_field("includeContext")?;
+        }
+        state.serialize_field("maxTokens", &self.max_tokens)?;
+        state.serialize_field("messages", &self.messages)?;
+        if self.metadata.is_some() {
+            state.serialize_field("metadata", &self.metadata)?;
+        } else {
+            state.skip_field("metadata")?;
+        }
+        if self.model_preferences.is_some() {
+            state.serialize_field("modelPreferences", &self.model_preferences)?;
+        } else {
+            state.skip_field("modelPreferences")?;
+        }
+        if self.stop_sequences.is_some() {
+            state.serialize_field("stopSequences", &self.stop_sequences)?;
+        } else {
+            state.skip_field("stopSequences")?;
+        }
+        if self.system_prompt.is_some() {
+            state.serialize_field("systemPrompt", &self.system_prompt)?;
+        } else {
+            state.skip_field("systemPrompt")?;
+        }
+        if self.temperature.is_some() {
+            state.serialize_field("temperature", &self.temperature)?;
+        } else {
+            state.skip_field("temperature")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequestParams",
+            ::std::option::Option::Some(
+                &[
+                    "includeContext",
+                    "maxTokens",
+                    "messages",
+                    "metadata",
+                    "modelPreferences",
+                    "stopSequences",
+                    "systemPrompt",
+                    "temperature",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "includeContext" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxTokens" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "metadata" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "modelPreferences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopSequences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "systemPrompt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "temperature" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            include_context: field0.unwrap_or_default(),
+            max_tokens: field1,
+            messages: field2,
+            metadata: field3.unwrap_or_default(),
+            model_preferences: field4.unwrap_or_default(),
+            stop_sequences: field5.unwrap_or_default(),
+            system_prompt: field6.unwrap_or_default(),
+            temperature: field7.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     pub content: CreateMessageResultContent,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -555,12 +1369,7 @@ pub struct CreateMessageResult {
     pub model: ::std::string::String,
     pub role: Role,
     ///The reason why sampling stopped, if known.
-    #[serde(
-        rename = "stopReason",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_reason: ::std::option::Option<::std::string::String>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
@@ -575,9 +1384,131 @@ impl crate::KeepsUnknownKeys for CreateMessageResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("model", &self.model)?;
+        state.serialize_entry("role", &self.role)?;
+        if self.stop_reason.is_some() {
+            state.serialize_entry("stopReason", &self.stop_reason)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "model" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopReason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            model: field2,
+            role: field3,
+            stop_reason: field4.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageResultContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CreateMessageResultContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -598,41 +1529,74 @@ impl ::std::convert::From<AudioContent> for CreateMessageResultContent {
         Self::AudioContent(value)
     }
 }
+impl crate::support::FromValue for CreateMessageResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CreateMessageResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A request from the server to elicit additional information from the user via the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
     pub method: ElicitRequestMethod,
     pub params: ElicitRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
@@ -647,26 +1611,264 @@ impl crate::KeepsUnknownKeys for ElicitRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestParams {
     ///The message to present to the user.
     pub message: ::std::string::String,
-    #[serde(rename = "requestedSchema")]
     pub requested_schema: ElicitRequestParamsRequestedSchema,
+}
+impl ::serde::Serialize for ElicitRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ElicitRequestParams", len)?;
+        state.serialize_field("message", &self.message)?;
+        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestParams",
+            ::std::option::Option::Some(&["message", "requestedSchema"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestedSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0,
+            requested_schema: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A restricted subset of JSON Schema.
 Only top-level properties are allowed, without nesting.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestParamsRequestedSchema {
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "type")]
     pub type_: ElicitRequestParamsRequestedSchemaType,
+}
+impl ::serde::Serialize for ElicitRequestParamsRequestedSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.required.is_some());
+        let mut state = serializer
+            .serialize_struct("ElicitRequestParamsRequestedSchema", len)?;
+        state.serialize_field("properties", &self.properties)?;
+        if self.required.is_some() {
+            state.serialize_field("required", &self.required)?;
+        } else {
+            state.skip_field("required")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestParamsRequestedSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestParamsRequestedSchema",
+            ::std::option::Option::Some(&["properties", "required", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0,
+            required: field1.unwrap_or_default(),
+            type_: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParamsRequestedSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 ///`ElicitRequestParamsRequestedSchemaType`
 ///
@@ -692,8 +1894,15 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParamsRequestedSchemaType {
         crate::support::expect_const(deserializer, "object").map(|()| Self)
     }
 }
+impl crate::support::FromValue for ElicitRequestParamsRequestedSchemaType {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///The client's response to an elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitResult {
     /**The user action in response to the elicitation.
 - "accept": User submitted the form/confirmed the action
@@ -702,20 +1911,13 @@ pub struct ElicitResult {
     pub action: ElicitResultAction,
     /**The submitted form data, only present when action is "accept".
 Contains values matching the requested schema.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub content: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
@@ -730,9 +1932,99 @@ impl crate::KeepsUnknownKeys for ElicitResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("action", &self.action)?;
+        if self.content.is_some() {
+            state.serialize_entry("content", &self.content)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "action" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
+        ::std::result::Result::Ok(Self {
+            action: field0,
+            content: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitResultContentValue`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitResultContentValue {
     Boolean(bool),
     Integer(i64),
@@ -757,23 +2049,182 @@ impl ::std::convert::From<i64> for ElicitResultContentValue {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for ElicitResultContentValue {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Boolean(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ElicitResultContentValue {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Boolean(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("ElicitResultContentValue"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`EnumSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EnumSchema {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "enum")]
     pub enum_: ::std::vec::Vec<::std::string::String>,
-    #[serde(
-        rename = "enumNames",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub enum_names: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: EnumSchemaType,
+}
+impl ::serde::Serialize for EnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.description.is_some())
+            + usize::from(self.enum_names.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("EnumSchema", len)?;
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("enum", &self.enum_)?;
+        if self.enum_names.is_some() {
+            state.serialize_field("enumNames", &self.enum_names)?;
+        } else {
+            state.skip_field("enumNames")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for EnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct EnumSchema",
+            ::std::option::Option::Some(
+                &["description", "enum", "enumNames", "title", "type"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "enum" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "enumNames" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("enum"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            enum_: field1,
+            enum_names: field2.unwrap_or_default(),
+            title: field3.unwrap_or_default(),
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for EnumSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 ///`EnumSchemaType`
 ///
@@ -799,23 +2250,23 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchemaType {
         crate::support::expect_const(deserializer, "string").map(|()| Self)
     }
 }
+impl crate::support::FromValue for EnumSchemaType {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///The server's response to a prompts/get request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     ///An optional description for the prompt.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub messages: ::std::vec::Vec<PromptMessage>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
@@ -830,8 +2281,99 @@ impl crate::KeepsUnknownKeys for GetPromptResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.description.is_some() {
+            state.serialize_entry("description", &self.description)?;
+        }
+        state.serialize_entry("messages", &self.messages)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            messages: field1,
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Describes the name and version of an MCP implementation, with an optional title for UI representation.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Implementation {
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -841,16 +2383,102 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     pub version: ::std::string::String,
 }
+impl ::serde::Serialize for Implementation {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Implementation", len)?;
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("version", &self.version)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Implementation {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Implementation",
+            ::std::option::Option::Some(&["name", "title", "version"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "version" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("version"));
+        };
+        ::std::result::Result::Ok(Self {
+            name: field0,
+            title: field1.unwrap_or_default(),
+            version: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Implementation {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///This request is sent from the client to the server when it first connects, asking it to begin initialization.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeRequest {
     pub method: InitializeRequestMethod,
     pub params: InitializeRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
@@ -865,40 +2493,201 @@ impl crate::KeepsUnknownKeys for InitializeRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`InitializeRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeRequestParams {
     pub capabilities: ClientCapabilities,
-    #[serde(rename = "clientInfo")]
     pub client_info: Implementation,
     ///The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: ::std::string::String,
 }
+impl ::serde::Serialize for InitializeRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
+        state.serialize_field("capabilities", &self.capabilities)?;
+        state.serialize_field("clientInfo", &self.client_info)?;
+        state.serialize_field("protocolVersion", &self.protocol_version)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeRequestParams",
+            ::std::option::Option::Some(
+                &["capabilities", "clientInfo", "protocolVersion"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "clientInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("clientInfo"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            capabilities: field0,
+            client_info: field1,
+            protocol_version: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///After receiving an initialize request from the client, the server sends this response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeResult {
     pub capabilities: ServerCapabilities,
     /**Instructions describing how to use the server and its features.
 
 This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub instructions: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: ::std::string::String,
-    #[serde(rename = "serverInfo")]
     pub server_info: Implementation,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
@@ -913,9 +2702,137 @@ impl crate::KeepsUnknownKeys for InitializeResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("capabilities", &self.capabilities)?;
+        if self.instructions.is_some() {
+            state.serialize_entry("instructions", &self.instructions)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("protocolVersion", &self.protocol_version)?;
+        state.serialize_entry("serverInfo", &self.server_info)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "instructions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "serverInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            capabilities: field0,
+            instructions: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            protocol_version: field3,
+            server_info: field4,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessage {
     Request(JsonrpcRequest),
     Notification(JsonrpcNotification),
@@ -942,79 +2859,222 @@ impl ::std::convert::From<JsonrpcError> for JsonrpcMessage {
         Self::Error(value)
     }
 }
+impl crate::support::FromValue for JsonrpcMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "method"],
+                declared: &["id", "jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["jsonrpc", "method"],
+                declared: &["jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "id", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Response(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Error(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "method"],
-                    declared: &["id", "jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["jsonrpc", "method"],
-                    declared: &["jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "id", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::Request),
-                    1usize => crate::support::member_ref(&value).map(Self::Notification),
-                    2usize => crate::support::member_ref(&value).map(Self::Response),
-                    3usize => crate::support::member_ref(&value).map(Self::Error),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Notification(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Response(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Error(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A request that expects a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ::std::string::String,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<JsonrpcRequestParams>,
 }
+impl ::serde::Serialize for JsonrpcRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.params.is_some());
+        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_field("params", &self.params)?;
+        } else {
+            state.skip_field("params")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcRequest",
+            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`JsonrpcRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<JsonrpcRequestParamsMeta>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
@@ -1029,16 +3089,71 @@ impl crate::KeepsUnknownKeys for JsonrpcRequestParams {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for JsonrpcRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcRequestParams",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for JsonrpcRequestParamsMeta {
@@ -1053,27 +3168,77 @@ impl crate::KeepsUnknownKeys for JsonrpcRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for JsonrpcRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a prompts/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub prompts: ::std::vec::Vec<Prompt>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
@@ -1088,28 +3253,108 @@ impl crate::KeepsUnknownKeys for ListPromptsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListPromptsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("prompts", &self.prompts)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "prompts" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            prompts: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/templates/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "resourceTemplates")]
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
@@ -1124,27 +3369,110 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourceTemplates" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resource_templates: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub resources: ::std::vec::Vec<Resource>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
@@ -1159,6 +3487,99 @@ impl crate::KeepsUnknownKeys for ListResourcesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resources", &self.resources)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resources: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
 for roots is providing a set of repositories or directories a server should operate
@@ -1166,12 +3587,10 @@ on.
 
 This request is typically used when the server needs to understand the file system
 structure or access specific locations that the client has permission to read from.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
     pub method: ListRootsRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<ListRootsRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
@@ -1186,12 +3605,86 @@ impl crate::KeepsUnknownKeys for ListRootsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ListRootsRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ListRootsRequestParamsMeta>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParams {
@@ -1206,16 +3699,71 @@ impl crate::KeepsUnknownKeys for ListRootsRequestParams {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequestParams",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequestParamsMeta {
@@ -1230,27 +3778,77 @@ impl crate::KeepsUnknownKeys for ListRootsRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a tools/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub tools: ::std::vec::Vec<Tool>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
@@ -1265,27 +3863,238 @@ impl crate::KeepsUnknownKeys for ListToolsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("tools", &self.tools)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            tools: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`NumberSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NumberSchema {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub maximum: ::std::option::Option<::serde_json::Number>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub minimum: ::std::option::Option<::serde_json::Number>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: NumberSchemaType,
 }
+impl ::serde::Serialize for NumberSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.description.is_some())
+            + usize::from(self.maximum.is_some()) + usize::from(self.minimum.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("NumberSchema", len)?;
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.maximum.is_some() {
+            state.serialize_field("maximum", &self.maximum)?;
+        } else {
+            state.skip_field("maximum")?;
+        }
+        if self.minimum.is_some() {
+            state.serialize_field("minimum", &self.minimum)?;
+        } else {
+            state.skip_field("minimum")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for NumberSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct NumberSchema",
+            ::std::option::Option::Some(
+                &["description", "maximum", "minimum", "title", "type"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maximum" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minimum" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            maximum: field1.unwrap_or_default(),
+            minimum: field2.unwrap_or_default(),
+            title: field3.unwrap_or_default(),
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for NumberSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PingRequest {
     pub method: PingRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PingRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
@@ -1300,12 +4109,86 @@ impl crate::KeepsUnknownKeys for PingRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PingRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PingRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PingRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PingRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`PingRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PingRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<PingRequestParamsMeta>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParams {
@@ -1320,16 +4203,71 @@ impl crate::KeepsUnknownKeys for PingRequestParams {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PingRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PingRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PingRequestParams",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PingRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PingRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequestParamsMeta {
@@ -1344,10 +4282,69 @@ impl crate::KeepsUnknownKeys for PingRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PingRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PingRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PingRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Restricted schema definitions that only allow primitive types
 without nested objects or arrays.*/
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PrimitiveSchemaDefinition {
     StringSchema(StringSchema),
     NumberSchema(NumberSchema),
@@ -1374,89 +4371,126 @@ impl ::std::convert::From<EnumSchema> for PrimitiveSchemaDefinition {
         Self::EnumSchema(value)
     }
 }
+impl crate::support::FromValue for PrimitiveSchemaDefinition {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["type"],
+                declared: &[
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+                consts: &[
+                    ("format", &["date", "date-time", "email", "uri"]),
+                    ("type", &["string"]),
+                ],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &["description", "maximum", "minimum", "title", "type"],
+                consts: &[("type", &["integer", "number"])],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &["default", "description", "title", "type"],
+                consts: &[("type", &["boolean"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &["description", "enum", "enumNames", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::EnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for PrimitiveSchemaDefinition {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::StringSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::NumberSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::BooleanSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &[
-                        "description",
-                        "format",
-                        "maxLength",
-                        "minLength",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[
-                        ("format", &["date", "date-time", "email", "uri"]),
-                        ("type", &["string"]),
-                    ],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &["description", "maximum", "minimum", "title", "type"],
-                    consts: &[("type", &["integer", "number"])],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &["default", "description", "title", "type"],
-                    consts: &[("type", &["boolean"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &["description", "enum", "enumNames", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                    1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                    2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
-                    3usize => crate::support::member_ref(&value).map(Self::EnumSchema),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::EnumSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A prompt or prompt template that the server offers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
     ///A list of arguments to use for templating the prompt.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
     ///An optional description of what this prompt provides
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -1468,31 +4502,297 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
+}
+impl ::serde::Serialize for Prompt {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.arguments.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Prompt", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Prompt {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Prompt",
+            ::std::option::Option::Some(
+                &["arguments", "description", "_meta", "name", "title"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            name: field3,
+            title: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Prompt {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Describes a message returned as part of a prompt.
 
 This is similar to `SamplingMessage`, but also supports the embedding of
 resources from the MCP server.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     pub content: ContentBlock,
     pub role: Role,
 }
+impl ::serde::Serialize for PromptMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PromptMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`Request`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     pub method: ::std::string::String,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<RequestParams>,
 }
+impl ::serde::Serialize for Request {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.params.is_some());
+        let mut state = serializer.serialize_struct("Request", len)?;
+        state.serialize_field("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_field("params", &self.params)?;
+        } else {
+            state.skip_field("params")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Request {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Request",
+            ::std::option::Option::Some(&["method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Request {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`RequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<RequestParamsMeta>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParams {
@@ -1507,16 +4807,71 @@ impl crate::KeepsUnknownKeys for RequestParams {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for RequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestParams",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParamsMeta {
@@ -1531,35 +4886,86 @@ impl crate::KeepsUnknownKeys for RequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for RequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -1567,42 +4973,219 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
+}
+impl ::serde::Serialize for Resource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Resource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Resource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Resource",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            mime_type: field3.unwrap_or_default(),
+            name: field4,
+            size: field5.unwrap_or_default(),
+            title: field6.unwrap_or_default(),
+            uri: field7,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Resource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A resource that the server is capable of reading, included in a prompt or tool call result.
 
 Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -1610,35 +5193,229 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ResourceLinkType,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceLink {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some()) + usize::from(self.size.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceLink", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceLink {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceLink",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "type",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            mime_type: field3.unwrap_or_default(),
+            name: field4,
+            size: field5.unwrap_or_default(),
+            title: field6.unwrap_or_default(),
+            type_: field7,
+            uri: field8,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceLink {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this template is for.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -1648,21 +5425,259 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///A URI template (according to RFC 6570) that can be used to construct resource URIs.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceTemplate {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uriTemplate", &self.uri_template)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceTemplate {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceTemplate",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "title",
+                    "uriTemplate",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uriTemplate" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            mime_type: field3.unwrap_or_default(),
+            name: field4,
+            title: field5.unwrap_or_default(),
+            uri_template: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     pub content: SamplingMessageContent,
     pub role: Role,
 }
+impl ::serde::Serialize for SamplingMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SamplingMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SamplingMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`SamplingMessageContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -1683,38 +5698,71 @@ impl ::std::convert::From<AudioContent> for SamplingMessageContent {
         Self::AudioContent(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`ServerRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerRequest {
     PingRequest(PingRequest),
     CreateMessageRequest(CreateMessageRequest),
@@ -1741,48 +5789,91 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
         Self::ElicitRequest(value)
     }
 }
+impl crate::support::FromValue for ServerRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "elicitation/create" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "ping",
+                            "sampling/createMessage",
+                            "roots/list",
+                            "elicitation/create",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::PingRequest(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::CreateMessageRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "ping" => crate::support::member(value).map(Self::PingRequest),
-                "sampling/createMessage" => {
-                    crate::support::member(value).map(Self::CreateMessageRequest)
-                }
-                "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
-                "elicitation/create" => {
-                    crate::support::member(value).map(Self::ElicitRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "ping",
-                                "sampling/createMessage",
-                                "roots/list",
-                                "elicitation/create",
-                            ],
-                        ),
-                    )
-                }
+            Self::ListRootsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ElicitRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ServerResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerResult {
     InitializeResult(InitializeResult),
     ListResourcesResult(ListResourcesResult),
@@ -1845,177 +5936,388 @@ impl ::std::convert::From<BaseResult> for ServerResult {
         Self::Result(value)
     }
 }
+impl crate::support::FromValue for ServerResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["capabilities", "protocolVersion", "serverInfo"],
+                declared: &[
+                    "_meta",
+                    "capabilities",
+                    "instructions",
+                    "protocolVersion",
+                    "serverInfo",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resources"],
+                declared: &["_meta", "nextCursor", "resources"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resourceTemplates"],
+                declared: &["_meta", "nextCursor", "resourceTemplates"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["contents"],
+                declared: &["_meta", "contents"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["prompts"],
+                declared: &["_meta", "nextCursor", "prompts"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["messages"],
+                declared: &["_meta", "description", "messages"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["tools"],
+                declared: &["_meta", "nextCursor", "tools"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["content"],
+                declared: &["_meta", "content", "isError", "structuredContent"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["completion"],
+                declared: &["_meta", "completion"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InitializeResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["capabilities", "protocolVersion", "serverInfo"],
-                    declared: &[
-                        "_meta",
-                        "capabilities",
-                        "instructions",
-                        "protocolVersion",
-                        "serverInfo",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resources"],
-                    declared: &["_meta", "nextCursor", "resources"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resourceTemplates"],
-                    declared: &["_meta", "nextCursor", "resourceTemplates"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["contents"],
-                    declared: &["_meta", "contents"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["prompts"],
-                    declared: &["_meta", "nextCursor", "prompts"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["messages"],
-                    declared: &["_meta", "description", "messages"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["tools"],
-                    declared: &["_meta", "nextCursor", "tools"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["content"],
-                    declared: &["_meta", "content", "isError", "structuredContent"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["completion"],
-                    declared: &["_meta", "completion"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::InitializeResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListResourcesResult)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::ListResourceTemplatesResult)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value).map(Self::ReadResourceResult)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value).map(Self::ListPromptsResult)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value).map(Self::GetPromptResult)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value).map(Self::ListToolsResult)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value).map(Self::CallToolResult)
-                    }
-                    8usize => {
-                        crate::support::member_ref(&value).map(Self::CompleteResult)
-                    }
-                    9usize => crate::support::member_ref(&value).map(Self::Result),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`StringSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StringSchema {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub format: ::std::option::Option<StringSchemaFormat>,
-    #[serde(
-        rename = "maxLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub max_length: ::std::option::Option<i64>,
-    #[serde(
-        rename = "minLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub min_length: ::std::option::Option<i64>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: StringSchemaType,
 }
+impl ::serde::Serialize for StringSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.description.is_some())
+            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
+            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("StringSchema", len)?;
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.format.is_some() {
+            state.serialize_field("format", &self.format)?;
+        } else {
+            state.skip_field("format")?;
+        }
+        if self.max_length.is_some() {
+            state.serialize_field("maxLength", &self.max_length)?;
+        } else {
+            state.skip_field("maxLength")?;
+        }
+        if self.min_length.is_some() {
+            state.serialize_field("minLength", &self.min_length)?;
+        } else {
+            state.skip_field("minLength")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for StringSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct StringSchema",
+            ::std::option::Option::Some(
+                &["description", "format", "maxLength", "minLength", "title", "type"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "format" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            format: field1.unwrap_or_default(),
+            max_length: field2.unwrap_or_default(),
+            min_length: field3.unwrap_or_default(),
+            title: field4.unwrap_or_default(),
+            type_: field5,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for StringSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     /**Optional additional tool information.
 
 Display name precedence order is: title, annotations.title, then name.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<ToolAnnotations>,
     /**A human-readable description of the tool.
 
 This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "inputSchema")]
     pub input_schema: ToolInputSchema,
     ///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
-    #[serde(
-        rename = "outputSchema",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub output_schema: ::std::option::Option<ToolOutputSchema>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -2023,25 +6325,191 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
+}
+impl ::serde::Serialize for Tool {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.meta.is_some())
+            + usize::from(self.output_schema.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Tool", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("inputSchema", &self.input_schema)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.output_schema.is_some() {
+            state.serialize_field("outputSchema", &self.output_schema)?;
+        } else {
+            state.skip_field("outputSchema")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Tool {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Tool",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "inputSchema",
+                    "_meta",
+                    "name",
+                    "outputSchema",
+                    "title",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "outputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            input_schema: field2,
+            meta: field3.unwrap_or_default(),
+            name: field4,
+            output_schema: field5.unwrap_or_default(),
+            title: field6.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Tool {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**An optional JSON Schema object defining the structure of the tool's output returned in
 the structuredContent field of a CallToolResult.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutputSchema {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub properties: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "type")]
     pub type_: ToolOutputSchemaType,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
@@ -2054,5 +6522,96 @@ impl crate::KeepsUnknownKeys for ToolOutputSchema {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for ToolOutputSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.properties.is_some() {
+            state.serialize_entry("properties", &self.properties)?;
+        }
+        if self.required.is_some() {
+            state.serialize_entry("required", &self.required)?;
+        }
+        state.serialize_entry("type", &self.type_)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolOutputSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolOutputSchema",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0.unwrap_or_default(),
+            required: field1.unwrap_or_default(),
+            type_: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolOutputSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }

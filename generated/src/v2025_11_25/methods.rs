@@ -714,8 +714,7 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
     }
 }
 /// The result of any request of this revision.
-#[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {
     #[allow(missing_docs)]
     CallToolResult(super::CallToolResult),
@@ -752,72 +751,236 @@ pub enum AnyResult {
     #[allow(missing_docs)]
     ReadResourceResult(super::ReadResourceResult),
 }
+impl ::serde::Serialize for AnyResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            AnyResult::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CancelTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ElicitResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::EmptyResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetTaskPayloadResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::InitializeResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListTasksResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
+    }
+}
 /// Parses a result by the method of the request it answers (a result carries no
 /// discriminator of its own). `None` if `method` is not a request of this revision.
 pub fn parse_result(
     method: &str,
     value: ::serde_json::Value,
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
+    let parsed = match method {
+        "completion/complete" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CompleteResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "elicitation/create" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ElicitResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "initialize" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::InitializeResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "logging/setLevel" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "ping" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "prompts/get" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::GetPromptResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "prompts/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListPromptsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourcesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/read" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ReadResourceResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/subscribe" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/templates/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourceTemplatesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/unsubscribe" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::EmptyResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "roots/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListRootsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "sampling/createMessage" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CreateMessageResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tasks/cancel" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CancelTaskResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tasks/get" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::GetTaskResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tasks/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListTasksResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tasks/result" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::GetTaskPayloadResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tools/call" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CallToolResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tools/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListToolsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        _ => return ::std::option::Option::None,
+    };
     ::std::option::Option::Some(
-        match method {
-            "completion/complete" => {
-                ::serde_json::from_value(value).map(AnyResult::CompleteResult)
-            }
-            "elicitation/create" => {
-                ::serde_json::from_value(value).map(AnyResult::ElicitResult)
-            }
-            "initialize" => {
-                ::serde_json::from_value(value).map(AnyResult::InitializeResult)
-            }
-            "logging/setLevel" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "ping" => ::serde_json::from_value(value).map(AnyResult::EmptyResult),
-            "prompts/get" => {
-                ::serde_json::from_value(value).map(AnyResult::GetPromptResult)
-            }
-            "prompts/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListPromptsResult)
-            }
-            "resources/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListResourcesResult)
-            }
-            "resources/read" => {
-                ::serde_json::from_value(value).map(AnyResult::ReadResourceResult)
-            }
-            "resources/subscribe" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "resources/templates/list" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ListResourceTemplatesResult)
-            }
-            "resources/unsubscribe" => {
-                ::serde_json::from_value(value).map(AnyResult::EmptyResult)
-            }
-            "roots/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListRootsResult)
-            }
-            "sampling/createMessage" => {
-                ::serde_json::from_value(value).map(AnyResult::CreateMessageResult)
-            }
-            "tasks/cancel" => {
-                ::serde_json::from_value(value).map(AnyResult::CancelTaskResult)
-            }
-            "tasks/get" => ::serde_json::from_value(value).map(AnyResult::GetTaskResult),
-            "tasks/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListTasksResult)
-            }
-            "tasks/result" => {
-                ::serde_json::from_value(value).map(AnyResult::GetTaskPayloadResult)
-            }
-            "tools/call" => {
-                ::serde_json::from_value(value).map(AnyResult::CallToolResult)
-            }
-            "tools/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListToolsResult)
-            }
-            _ => return ::std::option::Option::None,
-        },
+        parsed.map_err(<::serde_json::Error as ::serde::de::Error>::custom),
     )
 }

@@ -37,6 +37,7 @@ pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     StringSchemaFormat, StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
+    ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
     ElicitRequestFormParamsMode, ElicitRequestFormParamsRequestedSchemaType,
     ElicitRequestUrlParamsMode, Icon, IconTheme, Icons, Implementation,
     JsonrpcNotification, LegacyTitledEnumSchema, LegacyTitledEnumSchemaType,
@@ -50,13 +51,12 @@ pub use crate::shared::v2025_11_25__v2026_07_28::{
     UntitledSingleSelectEnumSchemaType,
 };
 ///Used by the client to invoke a tool provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CallToolRequestMethod,
     pub params: CallToolRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
@@ -71,15 +71,122 @@ impl crate::KeepsUnknownKeys for CallToolRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `tools/call` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
     ///Arguments to use for the tool call.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<CallToolRequestParamsMeta>,
     ///The name of the tool.
     pub name: ::std::string::String,
@@ -89,19 +196,120 @@ retrieved later via tasks/result.
 
 Task augmentation is subject to capability negotiation - receivers MUST declare support
 for task augmentation of specific request types in their capabilities.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub task: ::std::option::Option<TaskMetadata>,
 }
+impl ::serde::Serialize for CallToolRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.arguments.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.task.is_some());
+        let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.task.is_some() {
+            state.serialize_field("task", &self.task)?;
+        } else {
+            state.skip_field("task")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolRequestParams",
+            ::std::option::Option::Some(&["arguments", "_meta", "name", "task"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            name: field2,
+            task: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequestParamsMeta {
@@ -116,8 +324,68 @@ impl crate::KeepsUnknownKeys for CallToolRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a tool call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     ///A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -133,27 +401,15 @@ and self-correct.
 However, any errors in _finding_ the tool, an error indicating that the
 server does not support tool calls, or any other exceptional conditions,
 should be reported as an MCP error response.*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///An optional JSON object that represents the structured result of the tool call.
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub structured_content: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
@@ -168,14 +424,119 @@ impl crate::KeepsUnknownKeys for CallToolResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_entry("isError", &self.is_error)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.structured_content.is_some() {
+            state.serialize_entry("structuredContent", &self.structured_content)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "structuredContent" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            structured_content: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request to cancel a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelTaskRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CancelTaskRequestMethod,
     pub params: CancelTaskRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskRequest {
@@ -188,6 +549,115 @@ impl crate::KeepsUnknownKeys for CancelTaskRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for CancelTaskRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelTaskRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelTaskRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelTaskRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`CancelTaskRequestMethod`
@@ -214,36 +684,84 @@ impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestMethod {
         crate::support::expect_const(deserializer, "tasks/cancel").map(|()| Self)
     }
 }
+impl crate::support::FromValue for CancelTaskRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`CancelTaskRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelTaskRequestParams {
     ///The task identifier to cancel.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
 }
+impl ::serde::Serialize for CancelTaskRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("CancelTaskRequestParams", len)?;
+        state.serialize_field("taskId", &self.task_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelTaskRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelTaskRequestParams",
+            ::std::option::Option::Some(&["taskId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelTaskRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The response to a tasks/cancel request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelTaskResult {
     ///ISO 8601 timestamp when the task was created.
-    #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
     ///ISO 8601 timestamp when the task was last updated.
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Suggested polling interval in milliseconds.
-    #[serde(
-        rename = "pollInterval",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub poll_interval: ::std::option::Option<i64>,
     ///Current task state.
     pub status: TaskStatus,
@@ -252,18 +770,11 @@ This can provide context for any status, including:
 - Reasons for "cancelled" status
 - Summaries for "completed" status
 - Diagnostic information for "failed" status (e.g., error details, what went wrong)*/
-    #[serde(
-        rename = "statusMessage",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub status_message: ::std::option::Option<::std::string::String>,
     ///The task identifier.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
     ///Actual retention duration from creation in milliseconds, null for unlimited.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub ttl: ::std::option::Option<i64>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelTaskResult {
@@ -278,6 +789,180 @@ impl crate::KeepsUnknownKeys for CancelTaskResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CancelTaskResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("createdAt", &self.created_at)?;
+        state.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.poll_interval.is_some() {
+            state.serialize_entry("pollInterval", &self.poll_interval)?;
+        }
+        state.serialize_entry("status", &self.status)?;
+        if self.status_message.is_some() {
+            state.serialize_entry("statusMessage", &self.status_message)?;
+        }
+        state.serialize_entry("taskId", &self.task_id)?;
+        state.serialize_entry("ttl", &self.ttl)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelTaskResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelTaskResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "createdAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "lastUpdatedAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "pollInterval" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "status" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "statusMessage" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttl" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
+        ::std::result::Result::Ok(Self {
+            created_at: field0,
+            last_updated_at: field1,
+            meta: field2.unwrap_or_default(),
+            poll_interval: field3.unwrap_or_default(),
+            status: field4,
+            status_message: field5.unwrap_or_default(),
+            task_id: field6,
+            ttl: field7,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelTaskResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**This notification can be sent by either side to indicate that it is cancelling a previously-issued request.
 
 The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
@@ -287,12 +972,11 @@ This notification indicates that the result will be unused, so any associated pr
 A client MUST NOT attempt to cancel its `initialize` request.
 
 For task cancellation, use the `tasks/cancel` request instead of this notification.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: CancelledNotificationMethod,
     pub params: CancelledNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
@@ -307,128 +991,668 @@ impl crate::KeepsUnknownKeys for CancelledNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CancelledNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelledNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelledNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/cancelled` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CancelledNotificationParams {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub reason: ::std::option::Option<::std::string::String>,
     /**The ID of the request to cancel.
 
 This MUST correspond to the ID of a request previously issued in the same direction.
 This MUST be provided for cancelling non-task requests.
 This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).*/
-    #[serde(
-        rename = "requestId",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_id: ::std::option::Option<RequestId>,
 }
+impl ::serde::Serialize for CancelledNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some())
+            + usize::from(self.reason.is_some())
+            + usize::from(self.request_id.is_some());
+        let mut state = serializer.serialize_struct("CancelledNotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.reason.is_some() {
+            state.serialize_field("reason", &self.reason)?;
+        } else {
+            state.skip_field("reason")?;
+        }
+        if self.request_id.is_some() {
+            state.serialize_field("requestId", &self.request_id)?;
+        } else {
+            state.skip_field("requestId")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelledNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelledNotificationParams",
+            ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "reason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            reason: field1.unwrap_or_default(),
+            request_id: field2.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilities {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub elicitation: ::std::option::Option<ClientCapabilitiesElicitation>,
     ///Experimental, non-standard capabilities that the client supports.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub experimental: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub roots: ::std::option::Option<ClientCapabilitiesRoots>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sampling: ::std::option::Option<ClientCapabilitiesSampling>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tasks: ::std::option::Option<ClientCapabilitiesTasks>,
 }
-///Present if the client supports elicitation from the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
-pub struct ClientCapabilitiesElicitation {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub form: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub url: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+impl ::serde::Serialize for ClientCapabilities {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.elicitation.is_some())
+            + usize::from(self.experimental.is_some())
+            + usize::from(self.roots.is_some()) + usize::from(self.sampling.is_some())
+            + usize::from(self.tasks.is_some());
+        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
+        if self.elicitation.is_some() {
+            state.serialize_field("elicitation", &self.elicitation)?;
+        } else {
+            state.skip_field("elicitation")?;
+        }
+        if self.experimental.is_some() {
+            state.serialize_field("experimental", &self.experimental)?;
+        } else {
+            state.skip_field("experimental")?;
+        }
+        if self.roots.is_some() {
+            state.serialize_field("roots", &self.roots)?;
+        } else {
+            state.skip_field("roots")?;
+        }
+        if self.sampling.is_some() {
+            state.serialize_field("sampling", &self.sampling)?;
+        } else {
+            state.skip_field("sampling")?;
+        }
+        if self.tasks.is_some() {
+            state.serialize_field("tasks", &self.tasks)?;
+        } else {
+            state.skip_field("tasks")?;
+        }
+        state.end()
+    }
 }
-///Present if the client supports sampling from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
-pub struct ClientCapabilitiesSampling {
-    /**Whether the client supports context inclusion via includeContext parameter.
-If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub context: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
-    ///Whether the client supports tool use via tools and toolChoice parameters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tools: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+impl crate::support::FromValue for ClientCapabilities {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilities",
+            ::std::option::Option::Some(
+                &["elicitation", "experimental", "roots", "sampling", "tasks"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitation" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "experimental" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "roots" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "sampling" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tasks" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            elicitation: field0.unwrap_or_default(),
+            experimental: field1.unwrap_or_default(),
+            roots: field2.unwrap_or_default(),
+            sampling: field3.unwrap_or_default(),
+            tasks: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 ///Present if the client supports task-augmented requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilitiesTasks {
     ///Whether this client supports tasks/cancel.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub cancel: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Whether this client supports tasks/list.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub list: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub requests: ::std::option::Option<ClientCapabilitiesTasksRequests>,
 }
+impl ::serde::Serialize for ClientCapabilitiesTasks {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.cancel.is_some())
+            + usize::from(self.list.is_some()) + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("ClientCapabilitiesTasks", len)?;
+        if self.cancel.is_some() {
+            state.serialize_field("cancel", &self.cancel)?;
+        } else {
+            state.skip_field("cancel")?;
+        }
+        if self.list.is_some() {
+            state.serialize_field("list", &self.list)?;
+        } else {
+            state.skip_field("list")?;
+        }
+        if self.requests.is_some() {
+            state.serialize_field("requests", &self.requests)?;
+        } else {
+            state.skip_field("requests")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientCapabilitiesTasks {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilitiesTasks",
+            ::std::option::Option::Some(&["cancel", "list", "requests"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "cancel" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "list" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requests" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            cancel: field0.unwrap_or_default(),
+            list: field1.unwrap_or_default(),
+            requests: field2.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasks {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Specifies which request types can be augmented with tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilitiesTasksRequests {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub elicitation: ::std::option::Option<ClientCapabilitiesTasksRequestsElicitation>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sampling: ::std::option::Option<ClientCapabilitiesTasksRequestsSampling>,
 }
+impl ::serde::Serialize for ClientCapabilitiesTasksRequests {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.elicitation.is_some())
+            + usize::from(self.sampling.is_some());
+        let mut state = serializer
+            .serialize_struct("ClientCapabilitiesTasksRequests", len)?;
+        if self.elicitation.is_some() {
+            state.serialize_field("elicitation", &self.elicitation)?;
+        } else {
+            state.skip_field("elicitation")?;
+        }
+        if self.sampling.is_some() {
+            state.serialize_field("sampling", &self.sampling)?;
+        } else {
+            state.skip_field("sampling")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientCapabilitiesTasksRequests {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilitiesTasksRequests",
+            ::std::option::Option::Some(&["elicitation", "sampling"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitation" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "sampling" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            elicitation: field0.unwrap_or_default(),
+            sampling: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasksRequests {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Task support for elicitation-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilitiesTasksRequestsElicitation {
     ///Whether the client supports task-augmented elicitation/create requests.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub create: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for ClientCapabilitiesTasksRequestsElicitation {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.create.is_some());
+        let mut state = serializer
+            .serialize_struct("ClientCapabilitiesTasksRequestsElicitation", len)?;
+        if self.create.is_some() {
+            state.serialize_field("create", &self.create)?;
+        } else {
+            state.skip_field("create")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientCapabilitiesTasksRequestsElicitation {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilitiesTasksRequestsElicitation",
+            ::std::option::Option::Some(&["create"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "create" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            create: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsElicitation {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Task support for sampling-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilitiesTasksRequestsSampling {
     ///Whether the client supports task-augmented sampling/createMessage requests.
-    #[serde(
-        rename = "createMessage",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub create_message: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for ClientCapabilitiesTasksRequestsSampling {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.create_message.is_some());
+        let mut state = serializer
+            .serialize_struct("ClientCapabilitiesTasksRequestsSampling", len)?;
+        if self.create_message.is_some() {
+            state.serialize_field("createMessage", &self.create_message)?;
+        } else {
+            state.skip_field("createMessage")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientCapabilitiesTasksRequestsSampling {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilitiesTasksRequestsSampling",
+            ::std::option::Option::Some(&["createMessage"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "createMessage" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            create_message: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsSampling {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ClientNotification`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientNotification {
     CancelledNotification(CancelledNotification),
     InitializedNotification(InitializedNotification),
@@ -461,56 +1685,105 @@ impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
         Self::RootsListChangedNotification(value)
     }
 }
+impl crate::support::FromValue for ClientNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "notifications/cancelled" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/initialized" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/progress" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/tasks/status" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TaskStatusNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/roots/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::RootsListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "notifications/cancelled",
+                            "notifications/initialized",
+                            "notifications/progress",
+                            "notifications/tasks/status",
+                            "notifications/roots/list_changed",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CancelledNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "notifications/cancelled" => {
-                    crate::support::member(value).map(Self::CancelledNotification)
-                }
-                "notifications/initialized" => {
-                    crate::support::member(value).map(Self::InitializedNotification)
-                }
-                "notifications/progress" => {
-                    crate::support::member(value).map(Self::ProgressNotification)
-                }
-                "notifications/tasks/status" => {
-                    crate::support::member(value).map(Self::TaskStatusNotification)
-                }
-                "notifications/roots/list_changed" => {
-                    crate::support::member(value).map(Self::RootsListChangedNotification)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "notifications/cancelled",
-                                "notifications/initialized",
-                                "notifications/progress",
-                                "notifications/tasks/status",
-                                "notifications/roots/list_changed",
-                            ],
-                        ),
-                    )
-                }
+            Self::InitializedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ProgressNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TaskStatusNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::RootsListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ClientRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientRequest {
     InitializeRequest(InitializeRequest),
     PingRequest(PingRequest),
@@ -615,94 +1888,247 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::CompleteRequest(value)
     }
 }
+impl crate::support::FromValue for ClientRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "initialize" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::InitializeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/templates/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/read" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/subscribe" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/unsubscribe" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::UnsubscribeRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskPayloadRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/cancel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListTasksRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "logging/setLevel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SetLevelRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "completion/complete" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "initialize",
+                            "ping",
+                            "resources/list",
+                            "resources/templates/list",
+                            "resources/read",
+                            "resources/subscribe",
+                            "resources/unsubscribe",
+                            "prompts/list",
+                            "prompts/get",
+                            "tools/list",
+                            "tools/call",
+                            "tasks/get",
+                            "tasks/result",
+                            "tasks/cancel",
+                            "tasks/list",
+                            "logging/setLevel",
+                            "completion/complete",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InitializeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "initialize" => {
-                    crate::support::member(value).map(Self::InitializeRequest)
-                }
-                "ping" => crate::support::member(value).map(Self::PingRequest),
-                "resources/list" => {
-                    crate::support::member(value).map(Self::ListResourcesRequest)
-                }
-                "resources/templates/list" => {
-                    crate::support::member(value).map(Self::ListResourceTemplatesRequest)
-                }
-                "resources/read" => {
-                    crate::support::member(value).map(Self::ReadResourceRequest)
-                }
-                "resources/subscribe" => {
-                    crate::support::member(value).map(Self::SubscribeRequest)
-                }
-                "resources/unsubscribe" => {
-                    crate::support::member(value).map(Self::UnsubscribeRequest)
-                }
-                "prompts/list" => {
-                    crate::support::member(value).map(Self::ListPromptsRequest)
-                }
-                "prompts/get" => {
-                    crate::support::member(value).map(Self::GetPromptRequest)
-                }
-                "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-                "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
-                "tasks/get" => crate::support::member(value).map(Self::GetTaskRequest),
-                "tasks/result" => {
-                    crate::support::member(value).map(Self::GetTaskPayloadRequest)
-                }
-                "tasks/cancel" => {
-                    crate::support::member(value).map(Self::CancelTaskRequest)
-                }
-                "tasks/list" => crate::support::member(value).map(Self::ListTasksRequest),
-                "logging/setLevel" => {
-                    crate::support::member(value).map(Self::SetLevelRequest)
-                }
-                "completion/complete" => {
-                    crate::support::member(value).map(Self::CompleteRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "initialize",
-                                "ping",
-                                "resources/list",
-                                "resources/templates/list",
-                                "resources/read",
-                                "resources/subscribe",
-                                "resources/unsubscribe",
-                                "prompts/list",
-                                "prompts/get",
-                                "tools/list",
-                                "tools/call",
-                                "tasks/get",
-                                "tasks/result",
-                                "tasks/cancel",
-                                "tasks/list",
-                                "logging/setLevel",
-                                "completion/complete",
-                            ],
-                        ),
-                    )
-                }
+            Self::PingRequest(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ListResourcesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SubscribeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::UnsubscribeRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetTaskRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetTaskPayloadRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CancelTaskRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListTasksRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SetLevelRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ClientResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientResult {
     GetTaskResult(GetTaskResult),
     CancelTaskResult(CancelTaskResult),
@@ -753,125 +2179,199 @@ impl ::std::convert::From<GetTaskPayloadResult> for ClientResult {
         Self::GetTaskPayloadResult(value)
     }
 }
+impl crate::support::FromValue for ClientResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
+                declared: &[
+                    "_meta",
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
+                declared: &[
+                    "_meta",
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["tasks"],
+                declared: &["_meta", "nextCursor", "tasks"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["content", "model", "role"],
+                declared: &["_meta", "content", "model", "role", "stopReason"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["roots"],
+                declared: &["_meta", "roots"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["action"],
+                declared: &["_meta", "action", "content"],
+                consts: &[("action", &["accept", "cancel", "decline"])],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListTasksResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskPayloadResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::GetTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-                    declared: &[
-                        "_meta",
-                        "createdAt",
-                        "lastUpdatedAt",
-                        "pollInterval",
-                        "status",
-                        "statusMessage",
-                        "taskId",
-                        "ttl",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-                    declared: &[
-                        "_meta",
-                        "createdAt",
-                        "lastUpdatedAt",
-                        "pollInterval",
-                        "status",
-                        "statusMessage",
-                        "taskId",
-                        "ttl",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["tasks"],
-                    declared: &["_meta", "nextCursor", "tasks"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["content", "model", "role"],
-                    declared: &["_meta", "content", "model", "role", "stopReason"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["roots"],
-                    declared: &["_meta", "roots"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["action"],
-                    declared: &["_meta", "action", "content"],
-                    consts: &[("action", &["accept", "cancel", "decline"])],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::GetTaskResult),
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::CancelTaskResult)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value).map(Self::ListTasksResult)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value).map(Self::CreateMessageResult)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value).map(Self::ListRootsResult)
-                    }
-                    5usize => crate::support::member_ref(&value).map(Self::ElicitResult),
-                    6usize => crate::support::member_ref(&value).map(Self::Result),
-                    7usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::GetTaskPayloadResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::CancelTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListTasksResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ElicitResult(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::GetTaskPayloadResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///A request from the client to the server, to ask for completion options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CompleteRequestMethod,
     pub params: CompleteRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
@@ -886,27 +2386,234 @@ impl crate::KeepsUnknownKeys for CompleteRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `completion/complete` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
     pub argument: CompleteRequestParamsArgument,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<CompleteRequestParamsMeta>,
-    #[serde(rename = "ref")]
     pub ref_: CompleteRequestParamsRef,
 }
+impl ::serde::Serialize for CompleteRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.context.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
+        state.serialize_field("argument", &self.argument)?;
+        if self.context.is_some() {
+            state.serialize_field("context", &self.context)?;
+        } else {
+            state.skip_field("context")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("ref", &self.ref_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequestParams",
+            ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "argument" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "context" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ref" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
+        ::std::result::Result::Ok(Self {
+            argument: field0,
+            context: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            ref_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequestParamsMeta {
@@ -921,20 +2628,74 @@ impl crate::KeepsUnknownKeys for CompleteRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a completion/complete request
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResult {
     pub completion: CompleteResultCompletion,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteResult {
@@ -949,21 +2710,186 @@ impl crate::KeepsUnknownKeys for CompleteResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("completion", &self.completion)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "completion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("completion"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            completion: field0,
+            meta: field1.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CompleteResultCompletion`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResultCompletion {
     ///Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-    #[serde(rename = "hasMore", skip_serializing_if = "::std::option::Option::is_none")]
     pub has_more: ::std::option::Option<bool>,
     ///The total number of completion options available. This can exceed the number of values actually sent in the response.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub total: ::std::option::Option<i64>,
     ///An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
 }
+impl ::serde::Serialize for CompleteResultCompletion {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.has_more.is_some())
+            + usize::from(self.total.is_some());
+        let mut state = serializer.serialize_struct("CompleteResultCompletion", len)?;
+        if self.has_more.is_some() {
+            state.serialize_field("hasMore", &self.has_more)?;
+        } else {
+            state.skip_field("hasMore")?;
+        }
+        if self.total.is_some() {
+            state.serialize_field("total", &self.total)?;
+        } else {
+            state.skip_field("total")?;
+        }
+        state.serialize_field("values", &self.values)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteResultCompletion {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteResultCompletion",
+            ::std::option::Option::Some(&["hasMore", "total", "values"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "hasMore" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "total" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "values" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("values"));
+        };
+        ::std::result::Result::Ok(Self {
+            has_more: field0.unwrap_or_default(),
+            total: field1.unwrap_or_default(),
+            values: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ContentBlock`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ContentBlock {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -996,45 +2922,96 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(value)
     }
 }
+impl crate::support::FromValue for ContentBlock {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "resource_link", "resource"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ContentBlock {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ResourceLink(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::EmbeddedResource(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-                "resource" => crate::support::member(value).map(Self::EmbeddedResource),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "resource_link", "resource"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CreateMessageRequestMethod,
     pub params: CreateMessageRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
@@ -1049,49 +3026,138 @@ impl crate::KeepsUnknownKeys for CreateMessageRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `sampling/createMessage` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     /**A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 The client MAY ignore this request.
 
 Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
 declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.*/
-    #[serde(
-        rename = "includeContext",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub include_context: ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
     /**The requested maximum number of tokens to sample (to prevent runaway completions).
 
 The client MAY choose to sample fewer tokens than the requested maximum.*/
-    #[serde(rename = "maxTokens")]
     pub max_tokens: i64,
     pub messages: ::std::vec::Vec<SamplingMessage>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<CreateMessageRequestParamsMeta>,
     ///Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The server's preferences for which model to select. The client MAY ignore these preferences.
-    #[serde(
-        rename = "modelPreferences",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub model_preferences: ::std::option::Option<ModelPreferences>,
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    #[serde(
-        rename = "systemPrompt",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub system_prompt: ::std::option::Option<::std::string::String>,
     /**If specified, the caller is requesting task-augmented execution for this request.
 The request will return a CreateTaskResult immediately, and the actual result can be
@@ -1099,33 +3165,286 @@ retrieved later via tasks/result.
 
 Task augmentation is subject to capability negotiation - receivers MUST declare support
 for task augmentation of specific request types in their capabilities.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub task: ::std::option::Option<TaskMetadata>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /**Controls how the model uses tools.
 The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
 Default is `{ mode: "auto" }`.*/
-    #[serde(
-        rename = "toolChoice",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub tool_choice: ::std::option::Option<ToolChoice>,
     /**Tools that the model may use during generation.
 The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tools: ::std::option::Option<::std::vec::Vec<Tool>>,
 }
+impl ::serde::Serialize for CreateMessageRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.include_context.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.metadata.is_some())
+            + usize::from(self.model_preferences.is_some())
+            + usize::from(self.stop_sequences.is_some())
+            + usize::from(self.system_prompt.is_some())
+            + usize::from(self.task.is_some()) + usize::from(self.temperature.is_some())
+            + usize::from(self.tool_choice.is_some())
+            + usize::from(self.tools.is_some());
+        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
+        if self.include_context.is_some() {
+            state.serialize_field("includeContext", &self.include_context)?;
+        } else {
+            state.skip_field("includeContext")?;
+        }
+        state.serialize_field("maxTokens", &self.max_tokens)?;
+        state.serialize_field("messages", &self.messages)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.metadata.is_some() {
+            state.serialize_field("metadata", &self.metadata)?;
+        } else {
+            state.skip_field("metadata")?;
+        }
+        if self.model_preferences.is_some() {
+            state.serialize_field("modelPreferences", &self.model_preferences)?;
+        } else {
+            state.skip_field("modelPreferences")?;
+        }
+        if self.stop_sequences.is_some() {
+            state.serialize_field("stopSequences", &self.stop_sequences)?;
+        } else {
+            state.skip_field("stopSequences")?;
+        }
+        if self.system_prompt.is_some() {
+            state.serialize_field("systemPrompt", &self.system_prompt)?;
+        } else {
+            state.skip_field("systemPrompt")?;
+        }
+        if self.task.is_some() {
+            state.serialize_field("task", &self.task)?;
+        } else {
+            state.skip_field("task")?;
+        }
+        if self.temperature.is_some() {
+            state.serialize_field("temperature", &self.temperature)?;
+        } else {
+            state.skip_field("temperature")?;
+        }
+        if self.tool_choice.is_some() {
+            state.serialize_field("toolChoice", &self.tool_choice)?;
+        } else {
+            state.skip_field("toolChoice")?;
+        }
+        if self.tools.is_some() {
+            state.serialize_field("tools", &self.tools)?;
+        } else {
+            state.skip_field("tools")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequestParams",
+            ::std::option::Option::Some(
+                &[
+                    "includeContext",
+                    "maxTokens",
+                    "messages",
+                    "_meta",
+                    "metadata",
+                    "modelPreferences",
+                    "stopSequences",
+                    "systemPrompt",
+                    "task",
+                    "temperature",
+                    "toolChoice",
+                    "tools",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        let mut field9 = ::std::option::Option::None;
+        let mut field10 = ::std::option::Option::None;
+        let mut field11 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "includeContext" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxTokens" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "metadata" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "modelPreferences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopSequences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "systemPrompt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "temperature" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "toolChoice" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field10 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field11 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            include_context: field0.unwrap_or_default(),
+            max_tokens: field1,
+            messages: field2,
+            meta: field3.unwrap_or_default(),
+            metadata: field4.unwrap_or_default(),
+            model_preferences: field5.unwrap_or_default(),
+            stop_sequences: field6.unwrap_or_default(),
+            system_prompt: field7.unwrap_or_default(),
+            task: field8.unwrap_or_default(),
+            temperature: field9.unwrap_or_default(),
+            tool_choice: field10.unwrap_or_default(),
+            tools: field11.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequestParamsMeta {
@@ -1140,18 +3459,73 @@ impl crate::KeepsUnknownKeys for CreateMessageRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**The client's response to a sampling/createMessage request from the server.
 The client should inform the user before returning the sampled message, to allow them
 to inspect the response (human in the loop) and decide whether to allow the server to see it.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     pub content: CreateMessageResultContent,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -1167,12 +3541,7 @@ Standard values:
 - "toolUse": The model wants to use one or more tools
 
 This field is an open string to allow for provider-specific stop reasons.*/
-    #[serde(
-        rename = "stopReason",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_reason: ::std::option::Option<::std::string::String>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
@@ -1187,9 +3556,131 @@ impl crate::KeepsUnknownKeys for CreateMessageResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("model", &self.model)?;
+        state.serialize_entry("role", &self.role)?;
+        if self.stop_reason.is_some() {
+            state.serialize_entry("stopReason", &self.stop_reason)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "model" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopReason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            model: field2,
+            role: field3,
+            stop_reason: field4.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageResultContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CreateMessageResultContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -1229,53 +3720,100 @@ for CreateMessageResultContent {
         Self::Array(value)
     }
 }
+impl crate::support::FromValue for CreateMessageResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return crate::support::member(value.clone()).map(Self::Array);
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return crate::support::member(value.clone()).map(Self::Array);
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CreateMessageResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::Array(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///A response to a task-augmented request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateTaskResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     pub task: Task,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateTaskResult {
@@ -1290,14 +3828,89 @@ impl crate::KeepsUnknownKeys for CreateTaskResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateTaskResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("task", &self.task)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateTaskResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateTaskResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("task"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            task: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateTaskResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request from the server to elicit additional information from the user via the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ElicitRequestMethod,
     pub params: ElicitRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
@@ -1312,17 +3925,123 @@ impl crate::KeepsUnknownKeys for ElicitRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
     ///The message to present to the user describing what information is being requested.
     pub message: ::std::string::String,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ElicitRequestFormParamsMeta>,
     ///The elicitation mode.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<ElicitRequestFormParamsMode>,
-    #[serde(rename = "requestedSchema")]
     pub requested_schema: ElicitRequestFormParamsRequestedSchema,
     /**If specified, the caller is requesting task-augmented execution for this request.
 The request will return a CreateTaskResult immediately, and the actual result can be
@@ -1330,19 +4049,140 @@ retrieved later via tasks/result.
 
 Task augmentation is subject to capability negotiation - receivers MUST declare support
 for task augmentation of specific request types in their capabilities.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub task: ::std::option::Option<TaskMetadata>,
 }
+impl ::serde::Serialize for ElicitRequestFormParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.meta.is_some())
+            + usize::from(self.mode.is_some()) + usize::from(self.task.is_some());
+        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
+        state.serialize_field("message", &self.message)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mode.is_some() {
+            state.serialize_field("mode", &self.mode)?;
+        } else {
+            state.skip_field("mode")?;
+        }
+        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        if self.task.is_some() {
+            state.serialize_field("task", &self.task)?;
+        } else {
+            state.skip_field("task")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestFormParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestFormParams",
+            ::std::option::Option::Some(
+                &["message", "_meta", "mode", "requestedSchema", "task"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mode" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestedSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0,
+            meta: field1.unwrap_or_default(),
+            mode: field2.unwrap_or_default(),
+            requested_schema: field3,
+            task: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestFormParamsMeta {
@@ -1357,24 +4197,189 @@ impl crate::KeepsUnknownKeys for ElicitRequestFormParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitRequestFormParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestFormParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestFormParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**A restricted subset of JSON Schema.
 Only top-level properties are allowed, without nesting.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsRequestedSchema {
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ElicitRequestFormParamsRequestedSchemaType,
 }
+impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.required.is_some())
+            + usize::from(self.schema.is_some());
+        let mut state = serializer
+            .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
+        state.serialize_field("properties", &self.properties)?;
+        if self.required.is_some() {
+            state.serialize_field("required", &self.required)?;
+        } else {
+            state.skip_field("required")?;
+        }
+        if self.schema.is_some() {
+            state.serialize_field("$schema", &self.schema)?;
+        } else {
+            state.skip_field("$schema")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestFormParamsRequestedSchema",
+            ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0,
+            required: field1.unwrap_or_default(),
+            schema: field2.unwrap_or_default(),
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsRequestedSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The parameters for a request to elicit additional information from the user via the client.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitRequestParams {
     UrlParams(ElicitRequestUrlParams),
     FormParams(ElicitRequestFormParams),
@@ -1389,69 +4394,86 @@ impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
         Self::FormParams(value)
     }
 }
+impl crate::support::FromValue for ElicitRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["elicitationId", "message", "mode", "url"],
+                declared: &["_meta", "elicitationId", "message", "mode", "task", "url"],
+                consts: &[("mode", &["url"])],
+            },
+            crate::support::Shape {
+                required: &["message", "requestedSchema"],
+                declared: &["_meta", "message", "mode", "requestedSchema", "task"],
+                consts: &[("mode", &["form"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UrlParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::FormParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["elicitationId", "message", "mode", "url"],
-                    declared: &[
-                        "_meta",
-                        "elicitationId",
-                        "message",
-                        "mode",
-                        "task",
-                        "url",
-                    ],
-                    consts: &[("mode", &["url"])],
-                },
-                crate::support::Shape {
-                    required: &["message", "requestedSchema"],
-                    declared: &["_meta", "message", "mode", "requestedSchema", "task"],
-                    consts: &[("mode", &["form"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::UrlParams),
-                    1usize => crate::support::member_ref(&value).map(Self::FormParams),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ElicitRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::UrlParams(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::FormParams(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///The parameters for a request to elicit information from the user via a URL in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
     /**The ID of the elicitation, which must be unique within the context of the server.
 The client MUST treat this ID as an opaque value.*/
-    #[serde(rename = "elicitationId")]
     pub elicitation_id: ::std::string::String,
     ///The message to present to the user explaining why the interaction is needed.
     pub message: ::std::string::String,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ElicitRequestUrlParamsMeta>,
     ///The elicitation mode.
     pub mode: ElicitRequestUrlParamsMode,
@@ -1461,21 +4483,157 @@ retrieved later via tasks/result.
 
 Task augmentation is subject to capability negotiation - receivers MUST declare support
 for task augmentation of specific request types in their capabilities.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub task: ::std::option::Option<TaskMetadata>,
     ///The URL that the user should navigate to.
     pub url: ::std::string::String,
 }
+impl ::serde::Serialize for ElicitRequestUrlParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.meta.is_some())
+            + usize::from(self.task.is_some());
+        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
+        state.serialize_field("elicitationId", &self.elicitation_id)?;
+        state.serialize_field("message", &self.message)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("mode", &self.mode)?;
+        if self.task.is_some() {
+            state.serialize_field("task", &self.task)?;
+        } else {
+            state.skip_field("task")?;
+        }
+        state.serialize_field("url", &self.url)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestUrlParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestUrlParams",
+            ::std::option::Option::Some(
+                &["elicitationId", "message", "_meta", "mode", "task", "url"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitationId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mode" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "url" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitationId"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mode"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("url"));
+        };
+        ::std::result::Result::Ok(Self {
+            elicitation_id: field0,
+            message: field1,
+            meta: field2.unwrap_or_default(),
+            mode: field3,
+            task: field4.unwrap_or_default(),
+            url: field5,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequestUrlParamsMeta {
@@ -1490,8 +4648,68 @@ impl crate::KeepsUnknownKeys for ElicitRequestUrlParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitRequestUrlParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestUrlParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestUrlParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The client's response to an elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitResult {
     /**The user action in response to the elicitation.
 - "accept": User submitted the form/confirmed the action
@@ -1501,20 +4719,13 @@ pub struct ElicitResult {
     /**The submitted form data, only present when action is "accept" and mode was "form".
 Contains values matching the requested schema.
 Omitted for out-of-band mode responses.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub content: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
@@ -1529,9 +4740,99 @@ impl crate::KeepsUnknownKeys for ElicitResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("action", &self.action)?;
+        if self.content.is_some() {
+            state.serialize_entry("content", &self.content)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "action" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
+        ::std::result::Result::Ok(Self {
+            action: field0,
+            content: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitResultContentValue`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitResultContentValue {
     Variant0(::std::vec::Vec<::std::string::String>),
     Variant1(ElicitResultContentValueVariant1),
@@ -1548,9 +4849,45 @@ for ElicitResultContentValue {
         Self::Variant1(value)
     }
 }
+impl ::serde::Serialize for ElicitResultContentValue {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Variant0(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant1(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ElicitResultContentValue {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Variant0(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Variant1(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("ElicitResultContentValue"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitResultContentValueVariant1`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitResultContentValueVariant1 {
     Boolean(bool),
     Integer(i64),
@@ -1575,13 +4912,55 @@ impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for ElicitResultContentValueVariant1 {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Boolean(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ElicitResultContentValueVariant1 {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Boolean(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("ElicitResultContentValueVariant1"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValueVariant1 {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitationCompleteNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ElicitationCompleteNotificationMethod,
     pub params: ElicitationCompleteNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitationCompleteNotification {
@@ -1594,6 +4973,99 @@ impl crate::KeepsUnknownKeys for ElicitationCompleteNotification {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for ElicitationCompleteNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitationCompleteNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitationCompleteNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`ElicitationCompleteNotificationMethod`
@@ -1621,16 +5093,77 @@ impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationMethod {
             .map(|()| Self)
     }
 }
+impl crate::support::FromValue for ElicitationCompleteNotificationMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`ElicitationCompleteNotificationParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitationCompleteNotificationParams {
     ///The ID of the elicitation that completed.
-    #[serde(rename = "elicitationId")]
     pub elicitation_id: ::std::string::String,
 }
+impl ::serde::Serialize for ElicitationCompleteNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer
+            .serialize_struct("ElicitationCompleteNotificationParams", len)?;
+        state.serialize_field("elicitationId", &self.elicitation_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitationCompleteNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitationCompleteNotificationParams",
+            ::std::option::Option::Some(&["elicitationId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitationId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitationId"),
+            );
+        };
+        ::std::result::Result::Ok(Self { elicitation_id: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitationCompleteNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`EnumSchema`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EnumSchema {
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
@@ -1663,127 +5196,266 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
         Self::LegacyTitledEnumSchema(value)
     }
 }
+impl crate::support::FromValue for EnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &["default", "description", "enum", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["oneOf", "type"],
+                declared: &["default", "description", "oneOf", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "enum",
+                    "enumNames",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["string"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for EnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::UntitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &["default", "description", "enum", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["oneOf", "type"],
-                    declared: &["default", "description", "oneOf", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "enum",
-                        "enumNames",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["string"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledSingleSelectEnumSchema)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledSingleSelectEnumSchema)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::LegacyTitledEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::TitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LegacyTitledEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ErrorObject {
     ///The error type that occurred.
     pub code: i64,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for ErrorObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("ErrorObject", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ErrorObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ErrorObject",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ErrorObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Used by the client to get a prompt provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: GetPromptRequestMethod,
     pub params: GetPromptRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
@@ -1798,29 +5470,221 @@ impl crate::KeepsUnknownKeys for GetPromptRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `prompts/get` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
     ///Arguments to use for templating the prompt.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<GetPromptRequestParamsMeta>,
     ///The name of the prompt or prompt template.
     pub name: ::std::string::String,
 }
+impl ::serde::Serialize for GetPromptRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.arguments.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptRequestParams",
+            ::std::option::Option::Some(&["arguments", "_meta", "name"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            name: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequestParamsMeta {
@@ -1835,23 +5699,76 @@ impl crate::KeepsUnknownKeys for GetPromptRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a prompts/get request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     ///An optional description for the prompt.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub messages: ::std::vec::Vec<PromptMessage>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
@@ -1866,14 +5783,104 @@ impl crate::KeepsUnknownKeys for GetPromptResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.description.is_some() {
+            state.serialize_entry("description", &self.description)?;
+        }
+        state.serialize_entry("messages", &self.messages)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            messages: field1,
+            meta: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request to retrieve the result of a completed task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: GetTaskPayloadRequestMethod,
     pub params: GetTaskPayloadRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadRequest {
@@ -1886,6 +5893,115 @@ impl crate::KeepsUnknownKeys for GetTaskPayloadRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for GetTaskPayloadRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskPayloadRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskPayloadRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`GetTaskPayloadRequestMethod`
@@ -1912,28 +6028,81 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestMethod {
         crate::support::expect_const(deserializer, "tasks/result").map(|()| Self)
     }
 }
+impl crate::support::FromValue for GetTaskPayloadRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`GetTaskPayloadRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequestParams {
     ///The task identifier to retrieve results for.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
+}
+impl ::serde::Serialize for GetTaskPayloadRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("GetTaskPayloadRequestParams", len)?;
+        state.serialize_field("taskId", &self.task_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskPayloadRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskPayloadRequestParams",
+            ::std::option::Option::Some(&["taskId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**The response to a tasks/result request.
 The structure matches the result type of the original request.
 For example, a tools/call task would return the CallToolResult structure.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskPayloadResult {
@@ -1948,14 +6117,73 @@ impl crate::KeepsUnknownKeys for GetTaskPayloadResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetTaskPayloadResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskPayloadResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskPayloadResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskPayloadResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request to retrieve the state of a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: GetTaskRequestMethod,
     pub params: GetTaskRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskRequest {
@@ -1968,6 +6196,115 @@ impl crate::KeepsUnknownKeys for GetTaskRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for GetTaskRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`GetTaskRequestMethod`
@@ -1994,36 +6331,84 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskRequestMethod {
         crate::support::expect_const(deserializer, "tasks/get").map(|()| Self)
     }
 }
+impl crate::support::FromValue for GetTaskRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`GetTaskRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskRequestParams {
     ///The task identifier to query.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
 }
+impl ::serde::Serialize for GetTaskRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("GetTaskRequestParams", len)?;
+        state.serialize_field("taskId", &self.task_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskRequestParams",
+            ::std::option::Option::Some(&["taskId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The response to a tasks/get request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetTaskResult {
     ///ISO 8601 timestamp when the task was created.
-    #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
     ///ISO 8601 timestamp when the task was last updated.
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Suggested polling interval in milliseconds.
-    #[serde(
-        rename = "pollInterval",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub poll_interval: ::std::option::Option<i64>,
     ///Current task state.
     pub status: TaskStatus,
@@ -2032,18 +6417,11 @@ This can provide context for any status, including:
 - Reasons for "cancelled" status
 - Summaries for "completed" status
 - Diagnostic information for "failed" status (e.g., error details, what went wrong)*/
-    #[serde(
-        rename = "statusMessage",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub status_message: ::std::option::Option<::std::string::String>,
     ///The task identifier.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
     ///Actual retention duration from creation in milliseconds, null for unlimited.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub ttl: ::std::option::Option<i64>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetTaskResult {
@@ -2058,14 +6436,187 @@ impl crate::KeepsUnknownKeys for GetTaskResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetTaskResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("createdAt", &self.created_at)?;
+        state.serialize_entry("lastUpdatedAt", &self.last_updated_at)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.poll_interval.is_some() {
+            state.serialize_entry("pollInterval", &self.poll_interval)?;
+        }
+        state.serialize_entry("status", &self.status)?;
+        if self.status_message.is_some() {
+            state.serialize_entry("statusMessage", &self.status_message)?;
+        }
+        state.serialize_entry("taskId", &self.task_id)?;
+        state.serialize_entry("ttl", &self.ttl)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetTaskResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetTaskResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "createdAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "lastUpdatedAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "pollInterval" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "status" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "statusMessage" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttl" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
+        ::std::result::Result::Ok(Self {
+            created_at: field0,
+            last_updated_at: field1,
+            meta: field2.unwrap_or_default(),
+            poll_interval: field3.unwrap_or_default(),
+            status: field4,
+            status_message: field5.unwrap_or_default(),
+            task_id: field6,
+            ttl: field7,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///This request is sent from the client to the server when it first connects, asking it to begin initialization.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: InitializeRequestMethod,
     pub params: InitializeRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequest {
@@ -2080,28 +6631,241 @@ impl crate::KeepsUnknownKeys for InitializeRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for an `initialize` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeRequestParams {
     pub capabilities: ClientCapabilities,
-    #[serde(rename = "clientInfo")]
     pub client_info: Implementation,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<InitializeRequestParamsMeta>,
     ///The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: ::std::string::String,
 }
+impl ::serde::Serialize for InitializeRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
+        state.serialize_field("capabilities", &self.capabilities)?;
+        state.serialize_field("clientInfo", &self.client_info)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("protocolVersion", &self.protocol_version)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeRequestParams",
+            ::std::option::Option::Some(
+                &["capabilities", "clientInfo", "_meta", "protocolVersion"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "clientInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("clientInfo"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            capabilities: field0,
+            client_info: field1,
+            meta: field2.unwrap_or_default(),
+            protocol_version: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeRequestParamsMeta {
@@ -2116,30 +6880,81 @@ impl crate::KeepsUnknownKeys for InitializeRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///After receiving an initialize request from the client, the server sends this response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializeResult {
     pub capabilities: ServerCapabilities,
     /**Instructions describing how to use the server and its features.
 
 This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub instructions: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: ::std::string::String,
-    #[serde(rename = "serverInfo")]
     pub server_info: Implementation,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializeResult {
@@ -2154,14 +6969,141 @@ impl crate::KeepsUnknownKeys for InitializeResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializeResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("capabilities", &self.capabilities)?;
+        if self.instructions.is_some() {
+            state.serialize_entry("instructions", &self.instructions)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("protocolVersion", &self.protocol_version)?;
+        state.serialize_entry("serverInfo", &self.server_info)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializeResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializeResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "instructions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "serverInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("protocolVersion"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("serverInfo"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            capabilities: field0,
+            instructions: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            protocol_version: field3,
+            server_info: field4,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializeResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///This notification is sent from the client to the server after initialization has finished.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InitializedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: InitializedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InitializedNotification {
@@ -2176,17 +7118,195 @@ impl crate::KeepsUnknownKeys for InitializedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InitializedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InitializedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InitializedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InitializedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A response to a request that indicates an error occurred.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcErrorResponse {
     pub error: ErrorObject,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for JsonrpcErrorResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer.serialize_struct("JsonrpcErrorResponse", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcErrorResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcErrorResponse",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcErrorResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessage {
     Request(JsonrpcRequest),
     Notification(JsonrpcNotification),
@@ -2213,80 +7333,226 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
         Self::ErrorResponse(value)
     }
 }
+impl crate::support::FromValue for JsonrpcMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "method"],
+                declared: &["id", "jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["jsonrpc", "method"],
+                declared: &["jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Notification(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ResultResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "method"],
-                    declared: &["id", "jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["jsonrpc", "method"],
-                    declared: &["jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::Request),
-                    1usize => crate::support::member_ref(&value).map(Self::Notification),
-                    2usize => {
-                        crate::support::member_ref(&value).map(Self::ResultResponse)
-                    }
-                    3usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ErrorResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A request that expects a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for JsonrpcRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.params.is_some());
+        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_field("params", &self.params)?;
+        } else {
+            state.skip_field("params")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcRequest",
+            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A response to a request, containing either the result or error.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcResponse {
     ResultResponse(JsonrpcResultResponse),
     ErrorResponse(JsonrpcErrorResponse),
@@ -2301,70 +7567,183 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
         Self::ErrorResponse(value)
     }
 }
+impl crate::support::FromValue for JsonrpcResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::ResultResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::ResultResponse)
-                    }
-                    1usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ErrorResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A successful (non-error) response to a request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: BaseResult,
 }
+impl ::serde::Serialize for JsonrpcResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("JsonrpcResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of prompts and prompt templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListPromptsRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
@@ -2379,27 +7758,125 @@ impl crate::KeepsUnknownKeys for ListPromptsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListPromptsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a prompts/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub prompts: ::std::vec::Vec<Prompt>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
@@ -2414,15 +7891,104 @@ impl crate::KeepsUnknownKeys for ListPromptsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListPromptsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("prompts", &self.prompts)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "prompts" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            prompts: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of resource templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListResourceTemplatesRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
@@ -2437,28 +8003,125 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/templates/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "resourceTemplates")]
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
@@ -2473,15 +8136,106 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourceTemplates" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resource_templates: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of resources the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListResourcesRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
@@ -2496,27 +8250,125 @@ impl crate::KeepsUnknownKeys for ListResourcesRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a resources/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub resources: ::std::vec::Vec<Resource>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
@@ -2531,6 +8383,99 @@ impl crate::KeepsUnknownKeys for ListResourcesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resources", &self.resources)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            resources: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
 for roots is providing a set of repositories or directories a server should operate
@@ -2538,14 +8483,12 @@ on.
 
 This request is typically used when the server needs to understand the file system
 structure or access specific locations that the client has permission to read from.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListRootsRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<RequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
@@ -2560,15 +8503,121 @@ impl crate::KeepsUnknownKeys for ListRootsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request to retrieve a list of tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListTasksRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListTasksRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksRequest {
@@ -2581,6 +8630,114 @@ impl crate::KeepsUnknownKeys for ListTasksRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for ListTasksRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListTasksRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListTasksRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListTasksRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`ListTasksRequestMethod`
@@ -2607,27 +8764,24 @@ impl<'de> ::serde::Deserialize<'de> for ListTasksRequestMethod {
         crate::support::expect_const(deserializer, "tasks/list").map(|()| Self)
     }
 }
+impl crate::support::FromValue for ListTasksRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///The response to a tasks/list request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListTasksResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub tasks: ::std::vec::Vec<Task>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListTasksResult {
@@ -2642,15 +8796,104 @@ impl crate::KeepsUnknownKeys for ListTasksResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListTasksResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("tasks", &self.tasks)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListTasksResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListTasksResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tasks" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tasks"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            tasks: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListTasksResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of tools the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListToolsRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
@@ -2665,27 +8908,125 @@ impl crate::KeepsUnknownKeys for ListToolsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The server's response to a tools/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub tools: ::std::vec::Vec<Tool>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
@@ -2700,13 +9041,103 @@ impl crate::KeepsUnknownKeys for ListToolsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("tools", &self.tools)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            tools: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: LoggingMessageNotificationMethod,
     pub params: LoggingMessageNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
@@ -2721,29 +9152,222 @@ impl crate::KeepsUnknownKeys for LoggingMessageNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for LoggingMessageNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for LoggingMessageNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct LoggingMessageNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/message` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotificationParams {
     ///The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
     ///The severity of this log message.
     pub level: LoggingLevel,
     ///An optional name of the logger issuing this message.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub logger: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for LoggingMessageNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.logger.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer
+            .serialize_struct("LoggingMessageNotificationParams", len)?;
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("level", &self.level)?;
+        if self.logger.is_some() {
+            state.serialize_field("logger", &self.logger)?;
+        } else {
+            state.skip_field("logger")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for LoggingMessageNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct LoggingMessageNotificationParams",
+            ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "level" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "logger" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
+        ::std::result::Result::Ok(Self {
+            data: field0,
+            level: field1,
+            logger: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`MultiSelectEnumSchema`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum MultiSelectEnumSchema {
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
@@ -2758,116 +9382,365 @@ impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema
         Self::TitledMultiSelectEnumSchema(value)
     }
 }
+impl crate::support::FromValue for MultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for MultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///`NotificationParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NotificationParams {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for NotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("NotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for NotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct NotificationParams",
+            ::std::option::Option::Some(&["_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for NotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`PaginatedRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PaginatedRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ::std::string::String,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
 }
+impl ::serde::Serialize for PaginatedRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.params.is_some());
+        let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_field("params", &self.params)?;
+        } else {
+            state.skip_field("params")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedRequest",
+            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common parameters for paginated requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PaginatedRequestParams {
     /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<PaginatedRequestParamsMeta>,
 }
+impl ::serde::Serialize for PaginatedRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.cursor.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
+        if self.cursor.is_some() {
+            state.serialize_field("cursor", &self.cursor)?;
+        } else {
+            state.skip_field("cursor")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedRequestParams",
+            ::std::option::Option::Some(&["cursor", "_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "cursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            cursor: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedRequestParamsMeta {
@@ -2882,15 +9755,73 @@ impl crate::KeepsUnknownKeys for PaginatedRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PaginatedRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PingRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: PingRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<RequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PingRequest {
@@ -2905,10 +9836,117 @@ impl crate::KeepsUnknownKeys for PingRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PingRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PingRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PingRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PingRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Restricted schema definitions that only allow primitive types
 without nested objects or arrays.*/
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PrimitiveSchemaDefinition {
     StringSchema(StringSchema),
     NumberSchema(NumberSchema),
@@ -2959,151 +9997,229 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition 
         Self::LegacyTitledEnumSchema(value)
     }
 }
+impl crate::support::FromValue for PrimitiveSchemaDefinition {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+                consts: &[
+                    ("format", &["date", "date-time", "email", "uri"]),
+                    ("type", &["string"]),
+                ],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "maximum",
+                    "minimum",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["integer", "number"])],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &["default", "description", "title", "type"],
+                consts: &[("type", &["boolean"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &["default", "description", "enum", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["oneOf", "type"],
+                declared: &["default", "description", "oneOf", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "enum",
+                    "enumNames",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["string"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for PrimitiveSchemaDefinition {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::StringSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::NumberSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::BooleanSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "format",
-                        "maxLength",
-                        "minLength",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[
-                        ("format", &["date", "date-time", "email", "uri"]),
-                        ("type", &["string"]),
-                    ],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "maximum",
-                        "minimum",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["integer", "number"])],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &["default", "description", "title", "type"],
-                    consts: &[("type", &["boolean"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &["default", "description", "enum", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["oneOf", "type"],
-                    declared: &["default", "description", "oneOf", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "enum",
-                        "enumNames",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["string"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                    1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                    2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
-                    3usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledSingleSelectEnumSchema)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledSingleSelectEnumSchema)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::LegacyTitledEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::UntitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::TitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LegacyTitledEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ProgressNotificationMethod,
     pub params: ProgressNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
@@ -3118,33 +10234,244 @@ impl crate::KeepsUnknownKeys for ProgressNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ProgressNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ProgressNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ProgressNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/progress` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
     ///An optional message describing the current progress.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub message: ::std::option::Option<::std::string::String>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     ///The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    #[serde(rename = "progressToken")]
     pub progress_token: ProgressToken,
     ///Total number of items to process (or total progress required), if known.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub total: ::std::option::Option<::serde_json::Number>,
 }
+impl ::serde::Serialize for ProgressNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.message.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.total.is_some());
+        let mut state = serializer.serialize_struct("ProgressNotificationParams", len)?;
+        if self.message.is_some() {
+            state.serialize_field("message", &self.message)?;
+        } else {
+            state.skip_field("message")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("progress", &self.progress)?;
+        state.serialize_field("progressToken", &self.progress_token)?;
+        if self.total.is_some() {
+            state.serialize_field("total", &self.total)?;
+        } else {
+            state.skip_field("total")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ProgressNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ProgressNotificationParams",
+            ::std::option::Option::Some(
+                &["message", "_meta", "progress", "progressToken", "total"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "progress" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "total" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("progress"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("progressToken"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            progress: field2,
+            progress_token: field3,
+            total: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A progress token, used to associate progress notifications with the original request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub enum ProgressToken {
     Integer(i64),
     String(::std::string::String),
@@ -3162,14 +10489,47 @@ impl ::std::convert::From<i64> for ProgressToken {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for ProgressToken {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ProgressToken {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(crate::support::no_variant("ProgressToken"))
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressToken {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A prompt or prompt template that the server offers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
     ///A list of arguments to use for templating the prompt.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
     ///An optional description of what this prompt provides
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -3180,14 +10540,8 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -3199,17 +10553,158 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
 }
+impl ::serde::Serialize for Prompt {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.arguments.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Prompt", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Prompt {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Prompt",
+            ::std::option::Option::Some(
+                &["arguments", "description", "icons", "_meta", "name", "title"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            name: field4,
+            title: field5.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Prompt {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: PromptListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
@@ -3224,23 +10719,185 @@ impl crate::KeepsUnknownKeys for PromptListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PromptListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Describes a message returned as part of a prompt.
 
 This is similar to `SamplingMessage`, but also supports the embedding of
 resources from the MCP server.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     pub content: ContentBlock,
     pub role: Role,
 }
+impl ::serde::Serialize for PromptMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PromptMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to the server, to read a specific resource URI.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ReadResourceRequestMethod,
     pub params: ReadResourceRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
@@ -3255,24 +10912,199 @@ impl crate::KeepsUnknownKeys for ReadResourceRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ReadResourceRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `resources/read` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ReadResourceRequestParamsMeta>,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ReadResourceRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ReadResourceRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceRequestParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequestParamsMeta {
@@ -3287,17 +11119,128 @@ impl crate::KeepsUnknownKeys for ReadResourceRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ReadResourceRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Metadata for associating messages with a task.
 Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RelatedTaskMetadata {
     ///The task identifier this message is associated with.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
 }
+impl ::serde::Serialize for RelatedTaskMetadata {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("RelatedTaskMetadata", len)?;
+        state.serialize_field("taskId", &self.task_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for RelatedTaskMetadata {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RelatedTaskMetadata",
+            ::std::option::Option::Some(&["taskId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        ::std::result::Result::Ok(Self { task_id: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RelatedTaskMetadata {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A uniquely identifying ID for a request in JSON-RPC.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub enum RequestId {
     Integer(i64),
     String(::std::string::String),
@@ -3315,22 +11258,107 @@ impl ::std::convert::From<i64> for RequestId {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for RequestId {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for RequestId {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(crate::support::no_variant("RequestId"))
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestId {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for any request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<RequestParamsMeta>,
 }
+impl ::serde::Serialize for RequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("RequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestParams",
+            ::std::option::Option::Some(&["_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RequestParamsMeta {
@@ -3345,16 +11373,74 @@ impl crate::KeepsUnknownKeys for RequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for RequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -3365,26 +11451,18 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -3392,23 +11470,225 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
+}
+impl ::serde::Serialize for Resource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Resource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Resource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Resource",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            size: field6.unwrap_or_default(),
+            title: field7.unwrap_or_default(),
+            uri: field8,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Resource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A resource that the server is capable of reading, included in a prompt or tool call result.
 
 Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -3419,26 +11699,18 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -3446,21 +11718,239 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ResourceLinkType,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceLink {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceLink", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceLink {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceLink",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "type",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        let mut field9 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field9) = field9 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            size: field6.unwrap_or_default(),
+            title: field7.unwrap_or_default(),
+            type_: field8,
+            uri: field9,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceLink {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ResourceListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
@@ -3475,24 +11965,182 @@ impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ResourceListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common parameters when working with resources.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResourceRequestParamsMeta>,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ResourceRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceRequestParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceRequestParamsMeta {
@@ -3507,16 +12155,74 @@ impl crate::KeepsUnknownKeys for ResourceRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ResourceRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this template is for.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -3527,19 +12233,12 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -3549,19 +12248,205 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///A URI template (according to RFC 6570) that can be used to construct resource URIs.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceTemplate {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uriTemplate", &self.uri_template)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceTemplate {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceTemplate",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "title",
+                    "uriTemplate",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uriTemplate" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            title: field6.unwrap_or_default(),
+            uri_template: field7,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ResourceUpdatedNotificationMethod,
     pub params: ResourceUpdatedNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
@@ -3576,31 +12461,190 @@ impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ResourceUpdatedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceUpdatedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceUpdatedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/resources/updated` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer
+            .serialize_struct("ResourceUpdatedNotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceUpdatedNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceUpdatedNotificationParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**A notification from the client to the server, informing it that the list of roots has changed.
 This notification should be sent whenever the client adds, removes, or modifies any root.
 The server should then request an updated list of roots using the ListRootsRequest.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RootsListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: RootsListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for RootsListChangedNotification {
@@ -3615,24 +12659,198 @@ impl crate::KeepsUnknownKeys for RootsListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for RootsListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RootsListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RootsListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RootsListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     pub content: SamplingMessageContent,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     pub role: Role,
 }
+impl ::serde::Serialize for SamplingMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SamplingMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SamplingMessage",
+            ::std::option::Option::Some(&["content", "_meta", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            role: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`SamplingMessageContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -3672,42 +12890,94 @@ for SamplingMessageContent {
         Self::Array(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return crate::support::member(value.clone()).map(Self::Array);
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return crate::support::member(value.clone()).map(Self::Array);
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::Array(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`SamplingMessageContentBlock`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContentBlock {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -3740,49 +13010,99 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResultContent(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContentBlock {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContentBlock {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCapabilities {
     ///Present if the server supports argument autocompletion suggestions.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub completions: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Experimental, non-standard capabilities that the server supports.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub experimental: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -3790,53 +13110,419 @@ pub struct ServerCapabilities {
         >,
     >,
     ///Present if the server supports sending log messages to the client.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub logging: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub prompts: ::std::option::Option<ServerCapabilitiesPrompts>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub resources: ::std::option::Option<ServerCapabilitiesResources>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tasks: ::std::option::Option<ServerCapabilitiesTasks>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tools: ::std::option::Option<ServerCapabilitiesTools>,
 }
+impl ::serde::Serialize for ServerCapabilities {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.completions.is_some())
+            + usize::from(self.experimental.is_some())
+            + usize::from(self.logging.is_some()) + usize::from(self.prompts.is_some())
+            + usize::from(self.resources.is_some()) + usize::from(self.tasks.is_some())
+            + usize::from(self.tools.is_some());
+        let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
+        if self.completions.is_some() {
+            state.serialize_field("completions", &self.completions)?;
+        } else {
+            state.skip_field("completions")?;
+        }
+        if self.experimental.is_some() {
+            state.serialize_field("experimental", &self.experimental)?;
+        } else {
+            state.skip_field("experimental")?;
+        }
+        if self.logging.is_some() {
+            state.serialize_field("logging", &self.logging)?;
+        } else {
+            state.skip_field("logging")?;
+        }
+        if self.prompts.is_some() {
+            state.serialize_field("prompts", &self.prompts)?;
+        } else {
+            state.skip_field("prompts")?;
+        }
+        if self.resources.is_some() {
+            state.serialize_field("resources", &self.resources)?;
+        } else {
+            state.skip_field("resources")?;
+        }
+        if self.tasks.is_some() {
+            state.serialize_field("tasks", &self.tasks)?;
+        } else {
+            state.skip_field("tasks")?;
+        }
+        if self.tools.is_some() {
+            state.serialize_field("tools", &self.tools)?;
+        } else {
+            state.skip_field("tools")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ServerCapabilities {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ServerCapabilities",
+            ::std::option::Option::Some(
+                &[
+                    "completions",
+                    "experimental",
+                    "logging",
+                    "prompts",
+                    "resources",
+                    "tasks",
+                    "tools",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "completions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "experimental" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "logging" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "prompts" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tasks" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            completions: field0.unwrap_or_default(),
+            experimental: field1.unwrap_or_default(),
+            logging: field2.unwrap_or_default(),
+            prompts: field3.unwrap_or_default(),
+            resources: field4.unwrap_or_default(),
+            tasks: field5.unwrap_or_default(),
+            tools: field6.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Present if the server supports task-augmented requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCapabilitiesTasks {
     ///Whether this server supports tasks/cancel.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub cancel: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Whether this server supports tasks/list.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub list: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub requests: ::std::option::Option<ServerCapabilitiesTasksRequests>,
 }
+impl ::serde::Serialize for ServerCapabilitiesTasks {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.cancel.is_some())
+            + usize::from(self.list.is_some()) + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("ServerCapabilitiesTasks", len)?;
+        if self.cancel.is_some() {
+            state.serialize_field("cancel", &self.cancel)?;
+        } else {
+            state.skip_field("cancel")?;
+        }
+        if self.list.is_some() {
+            state.serialize_field("list", &self.list)?;
+        } else {
+            state.skip_field("list")?;
+        }
+        if self.requests.is_some() {
+            state.serialize_field("requests", &self.requests)?;
+        } else {
+            state.skip_field("requests")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ServerCapabilitiesTasks {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ServerCapabilitiesTasks",
+            ::std::option::Option::Some(&["cancel", "list", "requests"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "cancel" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "list" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requests" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            cancel: field0.unwrap_or_default(),
+            list: field1.unwrap_or_default(),
+            requests: field2.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTasks {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Specifies which request types can be augmented with tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCapabilitiesTasksRequests {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tools: ::std::option::Option<ServerCapabilitiesTasksRequestsTools>,
 }
+impl ::serde::Serialize for ServerCapabilitiesTasksRequests {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.tools.is_some());
+        let mut state = serializer
+            .serialize_struct("ServerCapabilitiesTasksRequests", len)?;
+        if self.tools.is_some() {
+            state.serialize_field("tools", &self.tools)?;
+        } else {
+            state.skip_field("tools")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ServerCapabilitiesTasksRequests {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ServerCapabilitiesTasksRequests",
+            ::std::option::Option::Some(&["tools"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            tools: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTasksRequests {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Task support for tool-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCapabilitiesTasksRequestsTools {
     ///Whether the server supports task-augmented tools/call requests.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub call: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for ServerCapabilitiesTasksRequestsTools {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.call.is_some());
+        let mut state = serializer
+            .serialize_struct("ServerCapabilitiesTasksRequestsTools", len)?;
+        if self.call.is_some() {
+            state.serialize_field("call", &self.call)?;
+        } else {
+            state.skip_field("call")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ServerCapabilitiesTasksRequestsTools {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ServerCapabilitiesTasksRequestsTools",
+            ::std::option::Option::Some(&["call"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "call" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            call: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTasksRequestsTools {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ServerNotification`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerNotification {
     CancelledNotification(CancelledNotification),
     ProgressNotification(ProgressNotification),
@@ -3893,75 +13579,157 @@ impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotificatio
         Self::ElicitationCompleteNotification(value)
     }
 }
+impl crate::support::FromValue for ServerNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "notifications/cancelled" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/progress" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/resources/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ResourceListChangedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/resources/updated" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceUpdatedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/prompts/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PromptListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/tools/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/tasks/status" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TaskStatusNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/message" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::LoggingMessageNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/elicitation/complete" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ElicitationCompleteNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "notifications/cancelled",
+                            "notifications/progress",
+                            "notifications/resources/list_changed",
+                            "notifications/resources/updated",
+                            "notifications/prompts/list_changed",
+                            "notifications/tools/list_changed",
+                            "notifications/tasks/status",
+                            "notifications/message",
+                            "notifications/elicitation/complete",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CancelledNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "notifications/cancelled" => {
-                    crate::support::member(value).map(Self::CancelledNotification)
-                }
-                "notifications/progress" => {
-                    crate::support::member(value).map(Self::ProgressNotification)
-                }
-                "notifications/resources/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::ResourceListChangedNotification)
-                }
-                "notifications/resources/updated" => {
-                    crate::support::member(value).map(Self::ResourceUpdatedNotification)
-                }
-                "notifications/prompts/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::PromptListChangedNotification)
-                }
-                "notifications/tools/list_changed" => {
-                    crate::support::member(value).map(Self::ToolListChangedNotification)
-                }
-                "notifications/tasks/status" => {
-                    crate::support::member(value).map(Self::TaskStatusNotification)
-                }
-                "notifications/message" => {
-                    crate::support::member(value).map(Self::LoggingMessageNotification)
-                }
-                "notifications/elicitation/complete" => {
-                    crate::support::member(value)
-                        .map(Self::ElicitationCompleteNotification)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "notifications/cancelled",
-                                "notifications/progress",
-                                "notifications/resources/list_changed",
-                                "notifications/resources/updated",
-                                "notifications/prompts/list_changed",
-                                "notifications/tools/list_changed",
-                                "notifications/tasks/status",
-                                "notifications/message",
-                                "notifications/elicitation/complete",
-                            ],
-                        ),
-                    )
-                }
+            Self::ProgressNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ResourceListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ResourceUpdatedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::PromptListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ToolListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TaskStatusNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LoggingMessageNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ElicitationCompleteNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ServerRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerRequest {
     PingRequest(PingRequest),
     GetTaskRequest(GetTaskRequest),
@@ -4012,60 +13780,139 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
         Self::ElicitRequest(value)
     }
 }
+impl crate::support::FromValue for ServerRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "ping" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PingRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetTaskPayloadRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/cancel" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelTaskRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tasks/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListTasksRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "elicitation/create" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "ping",
+                            "tasks/get",
+                            "tasks/result",
+                            "tasks/cancel",
+                            "tasks/list",
+                            "sampling/createMessage",
+                            "roots/list",
+                            "elicitation/create",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::PingRequest(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::GetTaskRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "ping" => crate::support::member(value).map(Self::PingRequest),
-                "tasks/get" => crate::support::member(value).map(Self::GetTaskRequest),
-                "tasks/result" => {
-                    crate::support::member(value).map(Self::GetTaskPayloadRequest)
-                }
-                "tasks/cancel" => {
-                    crate::support::member(value).map(Self::CancelTaskRequest)
-                }
-                "tasks/list" => crate::support::member(value).map(Self::ListTasksRequest),
-                "sampling/createMessage" => {
-                    crate::support::member(value).map(Self::CreateMessageRequest)
-                }
-                "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
-                "elicitation/create" => {
-                    crate::support::member(value).map(Self::ElicitRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "ping",
-                                "tasks/get",
-                                "tasks/result",
-                                "tasks/cancel",
-                                "tasks/list",
-                                "sampling/createMessage",
-                                "roots/list",
-                                "elicitation/create",
-                            ],
-                        ),
-                    )
-                }
+            Self::GetTaskPayloadRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::CancelTaskRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListTasksRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CreateMessageRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListRootsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ElicitRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ServerResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerResult {
     InitializeResult(InitializeResult),
     ListResourcesResult(ListResourcesResult),
@@ -4152,182 +13999,305 @@ impl ::std::convert::From<GetTaskPayloadResult> for ServerResult {
         Self::GetTaskPayloadResult(value)
     }
 }
+impl crate::support::FromValue for ServerResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["capabilities", "protocolVersion", "serverInfo"],
+                declared: &[
+                    "_meta",
+                    "capabilities",
+                    "instructions",
+                    "protocolVersion",
+                    "serverInfo",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resources"],
+                declared: &["_meta", "nextCursor", "resources"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resourceTemplates"],
+                declared: &["_meta", "nextCursor", "resourceTemplates"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["contents"],
+                declared: &["_meta", "contents"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["prompts"],
+                declared: &["_meta", "nextCursor", "prompts"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["messages"],
+                declared: &["_meta", "description", "messages"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["tools"],
+                declared: &["_meta", "nextCursor", "tools"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["content"],
+                declared: &["_meta", "content", "isError", "structuredContent"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
+                declared: &[
+                    "_meta",
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
+                declared: &[
+                    "_meta",
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["tasks"],
+                declared: &["_meta", "nextCursor", "tasks"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["completion"],
+                declared: &["_meta", "completion"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &[],
+                declared: &["_meta"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InitializeResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CancelTaskResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                10usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListTasksResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                11usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                12usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                13usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetTaskPayloadResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::InitializeResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["capabilities", "protocolVersion", "serverInfo"],
-                    declared: &[
-                        "_meta",
-                        "capabilities",
-                        "instructions",
-                        "protocolVersion",
-                        "serverInfo",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resources"],
-                    declared: &["_meta", "nextCursor", "resources"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resourceTemplates"],
-                    declared: &["_meta", "nextCursor", "resourceTemplates"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["contents"],
-                    declared: &["_meta", "contents"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["prompts"],
-                    declared: &["_meta", "nextCursor", "prompts"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["messages"],
-                    declared: &["_meta", "description", "messages"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["tools"],
-                    declared: &["_meta", "nextCursor", "tools"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["content"],
-                    declared: &["_meta", "content", "isError", "structuredContent"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-                    declared: &[
-                        "_meta",
-                        "createdAt",
-                        "lastUpdatedAt",
-                        "pollInterval",
-                        "status",
-                        "statusMessage",
-                        "taskId",
-                        "ttl",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["createdAt", "lastUpdatedAt", "status", "taskId", "ttl"],
-                    declared: &[
-                        "_meta",
-                        "createdAt",
-                        "lastUpdatedAt",
-                        "pollInterval",
-                        "status",
-                        "statusMessage",
-                        "taskId",
-                        "ttl",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["tasks"],
-                    declared: &["_meta", "nextCursor", "tasks"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["completion"],
-                    declared: &["_meta", "completion"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &[],
-                    declared: &["_meta"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::InitializeResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListResourcesResult)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::ListResourceTemplatesResult)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value).map(Self::ReadResourceResult)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value).map(Self::ListPromptsResult)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value).map(Self::GetPromptResult)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value).map(Self::ListToolsResult)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value).map(Self::CallToolResult)
-                    }
-                    8usize => crate::support::member_ref(&value).map(Self::GetTaskResult),
-                    9usize => {
-                        crate::support::member_ref(&value).map(Self::CancelTaskResult)
-                    }
-                    10usize => {
-                        crate::support::member_ref(&value).map(Self::ListTasksResult)
-                    }
-                    11usize => {
-                        crate::support::member_ref(&value).map(Self::CompleteResult)
-                    }
-                    12usize => crate::support::member_ref(&value).map(Self::Result),
-                    13usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::GetTaskPayloadResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CancelTaskResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListTasksResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::GetTaskPayloadResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///A request from the client to the server, to enable or adjust logging.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SetLevelRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: SetLevelRequestMethod,
     pub params: SetLevelRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequest {
@@ -4342,24 +14312,199 @@ impl crate::KeepsUnknownKeys for SetLevelRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for SetLevelRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SetLevelRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SetLevelRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SetLevelRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `logging/setLevel` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParams {
     ///The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     pub level: LoggingLevel,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<SetLevelRequestParamsMeta>,
 }
+impl ::serde::Serialize for SetLevelRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("SetLevelRequestParams", len)?;
+        state.serialize_field("level", &self.level)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SetLevelRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SetLevelRequestParams",
+            ::std::option::Option::Some(&["level", "_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "level" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
+        ::std::result::Result::Ok(Self {
+            level: field0,
+            meta: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SetLevelRequestParamsMeta {
@@ -4374,38 +14519,254 @@ impl crate::KeepsUnknownKeys for SetLevelRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for SetLevelRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SetLevelRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SetLevelRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SetLevelRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`StringSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StringSchema {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub format: ::std::option::Option<StringSchemaFormat>,
-    #[serde(
-        rename = "maxLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub max_length: ::std::option::Option<i64>,
-    #[serde(
-        rename = "minLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub min_length: ::std::option::Option<i64>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: StringSchemaType,
 }
+impl ::serde::Serialize for StringSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
+            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("StringSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.format.is_some() {
+            state.serialize_field("format", &self.format)?;
+        } else {
+            state.skip_field("format")?;
+        }
+        if self.max_length.is_some() {
+            state.serialize_field("maxLength", &self.max_length)?;
+        } else {
+            state.skip_field("maxLength")?;
+        }
+        if self.min_length.is_some() {
+            state.serialize_field("minLength", &self.min_length)?;
+        } else {
+            state.skip_field("minLength")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for StringSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct StringSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "format" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            format: field2.unwrap_or_default(),
+            max_length: field3.unwrap_or_default(),
+            min_length: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for StringSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscribeRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: SubscribeRequestMethod,
     pub params: SubscribeRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequest {
@@ -4420,24 +14781,199 @@ impl crate::KeepsUnknownKeys for SubscribeRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for SubscribeRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscribeRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscribeRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscribeRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `resources/subscribe` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<SubscribeRequestParamsMeta>,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for SubscribeRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("SubscribeRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscribeRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscribeRequestParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscribeRequestParamsMeta {
@@ -4452,20 +14988,74 @@ impl crate::KeepsUnknownKeys for SubscribeRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for SubscribeRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscribeRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscribeRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscribeRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Data associated with a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Task {
     ///ISO 8601 timestamp when the task was created.
-    #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
     ///ISO 8601 timestamp when the task was last updated.
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
     ///Suggested polling interval in milliseconds.
-    #[serde(
-        rename = "pollInterval",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub poll_interval: ::std::option::Option<i64>,
     ///Current task state.
     pub status: TaskStatus,
@@ -4474,22 +15064,183 @@ This can provide context for any status, including:
 - Reasons for "cancelled" status
 - Summaries for "completed" status
 - Diagnostic information for "failed" status (e.g., error details, what went wrong)*/
-    #[serde(
-        rename = "statusMessage",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub status_message: ::std::option::Option<::std::string::String>,
     ///The task identifier.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
     ///Actual retention duration from creation in milliseconds, null for unlimited.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub ttl: ::std::option::Option<i64>,
 }
+impl ::serde::Serialize for Task {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 5usize + usize::from(self.poll_interval.is_some())
+            + usize::from(self.status_message.is_some());
+        let mut state = serializer.serialize_struct("Task", len)?;
+        state.serialize_field("createdAt", &self.created_at)?;
+        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
+        if self.poll_interval.is_some() {
+            state.serialize_field("pollInterval", &self.poll_interval)?;
+        } else {
+            state.skip_field("pollInterval")?;
+        }
+        state.serialize_field("status", &self.status)?;
+        if self.status_message.is_some() {
+            state.serialize_field("statusMessage", &self.status_message)?;
+        } else {
+            state.skip_field("statusMessage")?;
+        }
+        state.serialize_field("taskId", &self.task_id)?;
+        state.serialize_field("ttl", &self.ttl)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Task {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Task",
+            ::std::option::Option::Some(
+                &[
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "createdAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "lastUpdatedAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "pollInterval" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "status" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "statusMessage" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttl" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
+        ::std::result::Result::Ok(Self {
+            created_at: field0,
+            last_updated_at: field1,
+            poll_interval: field2.unwrap_or_default(),
+            status: field3,
+            status_message: field4.unwrap_or_default(),
+            task_id: field5,
+            ttl: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Task {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for any task-augmented request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskAugmentedRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<TaskAugmentedRequestParamsMeta>,
     /**If specified, the caller is requesting task-augmented execution for this request.
 The request will return a CreateTaskResult immediately, and the actual result can be
@@ -4497,19 +15248,87 @@ retrieved later via tasks/result.
 
 Task augmentation is subject to capability negotiation - receivers MUST declare support
 for task augmentation of specific request types in their capabilities.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub task: ::std::option::Option<TaskMetadata>,
 }
+impl ::serde::Serialize for TaskAugmentedRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some())
+            + usize::from(self.task.is_some());
+        let mut state = serializer.serialize_struct("TaskAugmentedRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.task.is_some() {
+            state.serialize_field("task", &self.task)?;
+        } else {
+            state.skip_field("task")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for TaskAugmentedRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TaskAugmentedRequestParams",
+            ::std::option::Option::Some(&["_meta", "task"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "task" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            task: field1.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskAugmentedRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TaskAugmentedRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskAugmentedRequestParamsMeta {
@@ -4524,37 +15343,136 @@ impl crate::KeepsUnknownKeys for TaskAugmentedRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for TaskAugmentedRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for TaskAugmentedRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TaskAugmentedRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskAugmentedRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Metadata for augmenting a request with task execution.
 Include this in the `task` field of the request parameters.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskMetadata {
     ///Requested duration in milliseconds to retain task from creation.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub ttl: ::std::option::Option<i64>,
 }
+impl ::serde::Serialize for TaskMetadata {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.ttl.is_some());
+        let mut state = serializer.serialize_struct("TaskMetadata", len)?;
+        if self.ttl.is_some() {
+            state.serialize_field("ttl", &self.ttl)?;
+        } else {
+            state.skip_field("ttl")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for TaskMetadata {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TaskMetadata",
+            ::std::option::Option::Some(&["ttl"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "ttl" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            ttl: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskMetadata {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The status of a task.
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum TaskStatus {
-    #[serde(rename = "cancelled")]
     Cancelled,
-    #[serde(rename = "completed")]
     Completed,
-    #[serde(rename = "failed")]
     Failed,
-    #[serde(rename = "input_required")]
     InputRequired,
-    #[serde(rename = "working")]
     Working,
 }
 impl ::std::fmt::Display for TaskStatus {
@@ -4595,13 +15513,52 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
         value.parse()
     }
 }
+impl ::serde::Serialize for TaskStatus {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Cancelled => (0u32, "cancelled"),
+            Self::Completed => (1u32, "completed"),
+            Self::Failed => (2u32, "failed"),
+            Self::InputRequired => (3u32, "input_required"),
+            Self::Working => (4u32, "working"),
+        };
+        serializer.serialize_unit_variant("TaskStatus", index, value)
+    }
+}
+impl crate::support::FromValue for TaskStatus {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(
+                value,
+                &["cancelled", "completed", "failed", "input_required", "working"],
+            )? {
+                0usize => Self::Cancelled,
+                1usize => Self::Completed,
+                2usize => Self::Failed,
+                3usize => Self::InputRequired,
+                _ => Self::Working,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TaskStatusNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: TaskStatusNotificationMethod,
     pub params: TaskStatusNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for TaskStatusNotification {
@@ -4614,6 +15571,99 @@ impl crate::KeepsUnknownKeys for TaskStatusNotification {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for TaskStatusNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for TaskStatusNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TaskStatusNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskStatusNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`TaskStatusNotificationMethod`
@@ -4641,29 +15691,25 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationMethod {
             .map(|()| Self)
     }
 }
+impl crate::support::FromValue for TaskStatusNotificationMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///Parameters for a `notifications/tasks/status` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParams {
     ///ISO 8601 timestamp when the task was created.
-    #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
     ///ISO 8601 timestamp when the task was last updated.
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Suggested polling interval in milliseconds.
-    #[serde(
-        rename = "pollInterval",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub poll_interval: ::std::option::Option<i64>,
     ///Current task state.
     pub status: TaskStatus,
@@ -4672,55 +15718,397 @@ This can provide context for any status, including:
 - Reasons for "cancelled" status
 - Summaries for "completed" status
 - Diagnostic information for "failed" status (e.g., error details, what went wrong)*/
-    #[serde(
-        rename = "statusMessage",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub status_message: ::std::option::Option<::std::string::String>,
     ///The task identifier.
-    #[serde(rename = "taskId")]
     pub task_id: ::std::string::String,
     ///Actual retention duration from creation in milliseconds, null for unlimited.
-    #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub ttl: ::std::option::Option<i64>,
 }
+impl ::serde::Serialize for TaskStatusNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 5usize + usize::from(self.meta.is_some())
+            + usize::from(self.poll_interval.is_some())
+            + usize::from(self.status_message.is_some());
+        let mut state = serializer
+            .serialize_struct("TaskStatusNotificationParams", len)?;
+        state.serialize_field("createdAt", &self.created_at)?;
+        state.serialize_field("lastUpdatedAt", &self.last_updated_at)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.poll_interval.is_some() {
+            state.serialize_field("pollInterval", &self.poll_interval)?;
+        } else {
+            state.skip_field("pollInterval")?;
+        }
+        state.serialize_field("status", &self.status)?;
+        if self.status_message.is_some() {
+            state.serialize_field("statusMessage", &self.status_message)?;
+        } else {
+            state.skip_field("statusMessage")?;
+        }
+        state.serialize_field("taskId", &self.task_id)?;
+        state.serialize_field("ttl", &self.ttl)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TaskStatusNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TaskStatusNotificationParams",
+            ::std::option::Option::Some(
+                &[
+                    "createdAt",
+                    "lastUpdatedAt",
+                    "_meta",
+                    "pollInterval",
+                    "status",
+                    "statusMessage",
+                    "taskId",
+                    "ttl",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "createdAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "lastUpdatedAt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "pollInterval" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "status" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "statusMessage" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "taskId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttl" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("createdAt"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("lastUpdatedAt"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("status"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("taskId"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttl"));
+        };
+        ::std::result::Result::Ok(Self {
+            created_at: field0,
+            last_updated_at: field1,
+            meta: field2.unwrap_or_default(),
+            poll_interval: field3.unwrap_or_default(),
+            status: field4,
+            status_message: field5.unwrap_or_default(),
+            task_id: field6,
+            ttl: field7,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Schema for multiple-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
     ///Optional default value.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///Optional description for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub items: TitledMultiSelectEnumSchemaItems,
     ///Maximum number of items to select.
-    #[serde(rename = "maxItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub max_items: ::std::option::Option<i64>,
     ///Minimum number of items to select.
-    #[serde(rename = "minItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub min_items: ::std::option::Option<i64>,
     ///Optional title for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: TitledMultiSelectEnumSchemaType,
 }
+impl ::serde::Serialize for TitledMultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.max_items.is_some())
+            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("TitledMultiSelectEnumSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("items", &self.items)?;
+        if self.max_items.is_some() {
+            state.serialize_field("maxItems", &self.max_items)?;
+        } else {
+            state.skip_field("maxItems")?;
+        }
+        if self.min_items.is_some() {
+            state.serialize_field("minItems", &self.min_items)?;
+        } else {
+            state.skip_field("minItems")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TitledMultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TitledMultiSelectEnumSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "items" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            items: field2,
+            max_items: field3.unwrap_or_default(),
+            min_items: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     /**Optional additional tool information.
 
 Display name precedence order is: title, annotations.title, then name.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<ToolAnnotations>,
     /**A human-readable description of the tool.
 
 This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     ///Execution-related properties for this tool.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub execution: ::std::option::Option<ToolExecution>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4731,25 +16119,14 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "inputSchema")]
     pub input_schema: ToolInputSchema,
     ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
-    #[serde(
-        rename = "outputSchema",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub output_schema: ::std::option::Option<ToolOutputSchema>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -4757,11 +16134,219 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for Tool,
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
 }
+impl ::serde::Serialize for Tool {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.execution.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some())
+            + usize::from(self.output_schema.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Tool", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.execution.is_some() {
+            state.serialize_field("execution", &self.execution)?;
+        } else {
+            state.skip_field("execution")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        state.serialize_field("inputSchema", &self.input_schema)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.output_schema.is_some() {
+            state.serialize_field("outputSchema", &self.output_schema)?;
+        } else {
+            state.skip_field("outputSchema")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Tool {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Tool",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "execution",
+                    "icons",
+                    "inputSchema",
+                    "_meta",
+                    "name",
+                    "outputSchema",
+                    "title",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "execution" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "outputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            execution: field2.unwrap_or_default(),
+            icons: field3.unwrap_or_default(),
+            input_schema: field4,
+            meta: field5.unwrap_or_default(),
+            name: field6,
+            output_schema: field7.unwrap_or_default(),
+            title: field8.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Tool {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Execution-related properties for a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolExecution {
     /**Indicates whether this tool supports task-augmented execution.
 This allows clients to handle long-running operations through polling
@@ -4772,11 +16357,63 @@ the task system.
 - "required": Tool requires task-augmented execution
 
 Default: "forbidden"*/
-    #[serde(
-        rename = "taskSupport",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub task_support: ::std::option::Option<ToolExecutionTaskSupport>,
+}
+impl ::serde::Serialize for ToolExecution {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.task_support.is_some());
+        let mut state = serializer.serialize_struct("ToolExecution", len)?;
+        if self.task_support.is_some() {
+            state.serialize_field("taskSupport", &self.task_support)?;
+        } else {
+            state.skip_field("taskSupport")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolExecution {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolExecution",
+            ::std::option::Option::Some(&["taskSupport"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "taskSupport" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            task_support: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolExecution {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Indicates whether this tool supports task-augmented execution.
 This allows clients to handle long-running operations through polling
@@ -4787,24 +16424,10 @@ the task system.
 - "required": Tool requires task-augmented execution
 
 Default: "forbidden"*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ToolExecutionTaskSupport {
-    #[serde(rename = "forbidden")]
     Forbidden,
-    #[serde(rename = "optional")]
     Optional,
-    #[serde(rename = "required")]
     Required,
 }
 impl ::std::fmt::Display for ToolExecutionTaskSupport {
@@ -4841,23 +16464,54 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolExecutionTaskSupport
         value.parse()
     }
 }
+impl ::serde::Serialize for ToolExecutionTaskSupport {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Forbidden => (0u32, "forbidden"),
+            Self::Optional => (1u32, "optional"),
+            Self::Required => (2u32, "required"),
+        };
+        serializer.serialize_unit_variant("ToolExecutionTaskSupport", index, value)
+    }
+}
+impl crate::support::FromValue for ToolExecutionTaskSupport {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(
+                value,
+                &["forbidden", "optional", "required"],
+            )? {
+                0usize => Self::Forbidden,
+                1usize => Self::Optional,
+                _ => Self::Required,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolExecutionTaskSupport {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A JSON Schema object defining the expected parameters for the tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolInputSchema {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub properties: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ToolInputSchemaType,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
@@ -4872,14 +16526,118 @@ impl crate::KeepsUnknownKeys for ToolInputSchema {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolInputSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.properties.is_some() {
+            state.serialize_entry("properties", &self.properties)?;
+        }
+        if self.required.is_some() {
+            state.serialize_entry("required", &self.required)?;
+        }
+        if self.schema.is_some() {
+            state.serialize_entry("$schema", &self.schema)?;
+        }
+        state.serialize_entry("type", &self.type_)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolInputSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolInputSchema",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0.unwrap_or_default(),
+            required: field1.unwrap_or_default(),
+            schema: field2.unwrap_or_default(),
+            type_: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolInputSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ToolListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
@@ -4894,27 +16652,114 @@ impl crate::KeepsUnknownKeys for ToolListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**An optional JSON Schema object defining the structure of the tool's output returned in
 the structuredContent field of a CallToolResult.
 
 Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
 Currently restricted to type: "object" at the root level.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutputSchema {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub properties: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
             ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         >,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ToolOutputSchemaType,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
@@ -4929,8 +16774,114 @@ impl crate::KeepsUnknownKeys for ToolOutputSchema {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolOutputSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.properties.is_some() {
+            state.serialize_entry("properties", &self.properties)?;
+        }
+        if self.required.is_some() {
+            state.serialize_entry("required", &self.required)?;
+        }
+        if self.schema.is_some() {
+            state.serialize_entry("$schema", &self.schema)?;
+        }
+        state.serialize_entry("type", &self.type_)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolOutputSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolOutputSchema",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0.unwrap_or_default(),
+            required: field1.unwrap_or_default(),
+            schema: field2.unwrap_or_default(),
+            type_: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolOutputSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result of a tool use, provided by the user back to the assistant.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
     /**The unstructured result content of the tool use.
 
@@ -4941,41 +16892,179 @@ audio, resource links, and embedded resources.*/
 
 If true, the content typically describes the error that occurred.
 Default: false*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
     /**Optional metadata about the tool result. Clients SHOULD preserve this field when
 including tool results in subsequent sampling requests to enable caching optimizations.
 
 See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.*/
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**An optional structured result object.
 
 If the tool defined an outputSchema, this SHOULD conform to that schema.*/
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub structured_content: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     /**The ID of the tool use this result corresponds to.
 
 This MUST match the ID from a previous ToolUseContent.*/
-    #[serde(rename = "toolUseId")]
     pub tool_use_id: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ToolResultContentType,
 }
+impl ::serde::Serialize for ToolResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.is_error.is_some())
+            + usize::from(self.meta.is_some())
+            + usize::from(self.structured_content.is_some());
+        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
+        state.serialize_field("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_field("isError", &self.is_error)?;
+        } else {
+            state.skip_field("isError")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.structured_content.is_some() {
+            state.serialize_field("structuredContent", &self.structured_content)?;
+        } else {
+            state.skip_field("structuredContent")?;
+        }
+        state.serialize_field("toolUseId", &self.tool_use_id)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolResultContent",
+            ::std::option::Option::Some(
+                &[
+                    "content",
+                    "isError",
+                    "_meta",
+                    "structuredContent",
+                    "toolUseId",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "structuredContent" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "toolUseId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("toolUseId"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            structured_content: field3.unwrap_or_default(),
+            tool_use_id: field4,
+            type_: field5,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolResultContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request from the assistant to call a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
     /**A unique identifier for this tool use.
 
@@ -4987,27 +17076,140 @@ This ID is used to match tool results to their corresponding tool uses.*/
 including tool uses in subsequent sampling requests to enable caching optimizations.
 
 See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.*/
-    #[serde(
-        rename = "_meta",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub meta: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The name of the tool to call.
     pub name: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ToolUseContentType,
 }
+impl ::serde::Serialize for ToolUseContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("input", &self.input)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolUseContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolUseContent",
+            ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "input" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("input"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            input: field1,
+            meta: field2.unwrap_or_default(),
+            name: field3,
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolUseContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: UnsubscribeRequestMethod,
     pub params: UnsubscribeRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequest {
@@ -5022,24 +17224,199 @@ impl crate::KeepsUnknownKeys for UnsubscribeRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for UnsubscribeRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsubscribeRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsubscribeRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `resources/unsubscribe` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<UnsubscribeRequestParamsMeta>,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for UnsubscribeRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("UnsubscribeRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsubscribeRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsubscribeRequestParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParamsMeta {
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UnsubscribeRequestParamsMeta {
@@ -5054,47 +17431,445 @@ impl crate::KeepsUnknownKeys for UnsubscribeRequestParamsMeta {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for UnsubscribeRequestParamsMeta {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.progress_token.is_some() {
+            state.serialize_entry("progressToken", &self.progress_token)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsubscribeRequestParamsMeta {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsubscribeRequestParamsMeta",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            progress_token: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsubscribeRequestParamsMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Schema for multiple-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
     ///Optional default value.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///Optional description for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub items: UntitledMultiSelectEnumSchemaItems,
     ///Maximum number of items to select.
-    #[serde(rename = "maxItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub max_items: ::std::option::Option<i64>,
     ///Minimum number of items to select.
-    #[serde(rename = "minItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub min_items: ::std::option::Option<i64>,
     ///Optional title for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: UntitledMultiSelectEnumSchemaType,
 }
+impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.max_items.is_some())
+            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer
+            .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("items", &self.items)?;
+        if self.max_items.is_some() {
+            state.serialize_field("maxItems", &self.max_items)?;
+        } else {
+            state.skip_field("maxItems")?;
+        }
+        if self.min_items.is_some() {
+            state.serialize_field("minItems", &self.min_items)?;
+        } else {
+            state.skip_field("minItems")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UntitledMultiSelectEnumSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "items" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            items: field2,
+            max_items: field3.unwrap_or_default(),
+            min_items: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An error response that indicates that the server requires the client to provide additional information via an elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredError {
     pub error: UrlElicitationRequiredErrorError,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for UrlElicitationRequiredError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer.serialize_struct("UrlElicitationRequiredError", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UrlElicitationRequiredError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UrlElicitationRequiredError",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`UrlElicitationRequiredErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredErrorError {
     pub code: UrlElicitationRequiredErrorErrorCode,
     pub data: UrlElicitationRequiredErrorErrorData,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for UrlElicitationRequiredErrorError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("UrlElicitationRequiredErrorError", len)?;
+        state.serialize_field("code", &self.code)?;
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UrlElicitationRequiredErrorError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UrlElicitationRequiredErrorError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1,
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`UrlElicitationRequiredErrorErrorCode`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredErrorErrorCode(i64);
 impl ::std::ops::Deref for UrlElicitationRequiredErrorErrorCode {
     type Target = i64;
@@ -5121,16 +17896,30 @@ impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for UrlElicitationRequiredErrorErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for UrlElicitationRequiredErrorErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 impl ::std::convert::From<UrlElicitationRequiredErrorErrorCode> for i64 {
     fn from(value: UrlElicitationRequiredErrorErrorCode) -> Self {
         value.0
     }
 }
 ///`UrlElicitationRequiredErrorErrorData`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredErrorErrorData {
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for UrlElicitationRequiredErrorErrorData {
@@ -5143,5 +17932,68 @@ impl crate::KeepsUnknownKeys for UrlElicitationRequiredErrorErrorData {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for UrlElicitationRequiredErrorErrorData {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("elicitations", &self.elicitations)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for UrlElicitationRequiredErrorErrorData {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UrlElicitationRequiredErrorErrorData",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("elicitations"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            elicitations: field0,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UrlElicitationRequiredErrorErrorData {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }

@@ -421,8 +421,7 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
     }
 }
 /// The result of any request of this revision.
-#[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {
     #[allow(missing_docs)]
     CallToolResultResponseResult(super::CallToolResultResponseResult),
@@ -445,49 +444,139 @@ pub enum AnyResult {
     #[allow(missing_docs)]
     SubscriptionsListenResult(super::SubscriptionsListenResult),
 }
+impl ::serde::Serialize for AnyResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            AnyResult::CallToolResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::DiscoverResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::GetPromptResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::ReadResourceResultResponseResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            AnyResult::SubscriptionsListenResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
+    }
+}
 /// Parses a result by the method of the request it answers (a result carries no
 /// discriminator of its own). `None` if `method` is not a request of this revision.
 pub fn parse_result(
     method: &str,
     value: ::serde_json::Value,
 ) -> ::std::option::Option<::std::result::Result<AnyResult, ::serde_json::Error>> {
+    let parsed = match method {
+        "completion/complete" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CompleteResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "prompts/get" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(
+                        AnyResult::GetPromptResultResponseResult(r),
+                    )
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "prompts/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListPromptsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourcesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/read" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(
+                        AnyResult::ReadResourceResultResponseResult(r),
+                    )
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "resources/templates/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListResourceTemplatesResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "server/discover" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::DiscoverResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "subscriptions/listen" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::SubscriptionsListenResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tools/call" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::CallToolResultResponseResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        "tools/list" => {
+            match crate::support::from_value(value) {
+                ::std::result::Result::Ok(r) => {
+                    ::std::result::Result::Ok(AnyResult::ListToolsResult(r))
+                }
+                ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+            }
+        }
+        _ => return ::std::option::Option::None,
+    };
     ::std::option::Option::Some(
-        match method {
-            "completion/complete" => {
-                ::serde_json::from_value(value).map(AnyResult::CompleteResult)
-            }
-            "prompts/get" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::GetPromptResultResponseResult)
-            }
-            "prompts/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListPromptsResult)
-            }
-            "resources/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListResourcesResult)
-            }
-            "resources/read" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ReadResourceResultResponseResult)
-            }
-            "resources/templates/list" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::ListResourceTemplatesResult)
-            }
-            "server/discover" => {
-                ::serde_json::from_value(value).map(AnyResult::DiscoverResult)
-            }
-            "subscriptions/listen" => {
-                ::serde_json::from_value(value).map(AnyResult::SubscriptionsListenResult)
-            }
-            "tools/call" => {
-                ::serde_json::from_value(value)
-                    .map(AnyResult::CallToolResultResponseResult)
-            }
-            "tools/list" => {
-                ::serde_json::from_value(value).map(AnyResult::ListToolsResult)
-            }
-            _ => return ::std::option::Option::None,
-        },
+        parsed.map_err(<::serde_json::Error as ::serde::de::Error>::custom),
     )
 }

@@ -26,6 +26,7 @@ pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     StringSchemaFormat, StringSchemaType,
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
+    ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
     ElicitRequestFormParamsMode, ElicitRequestFormParamsRequestedSchemaType,
     ElicitRequestUrlParamsMode, Icon, IconTheme, Icons, Implementation,
     JsonrpcNotification, LegacyTitledEnumSchema, LegacyTitledEnumSchemaType,
@@ -39,25 +40,144 @@ pub use crate::shared::v2025_11_25__v2026_07_28::{
     UntitledSingleSelectEnumSchemaType,
 };
 ///Audio provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AudioContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     ///The base64-encoded audio data.
     pub data: ::std::string::String,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of the audio. Different providers may support different audio types.
-    #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: AudioContentType,
 }
+impl ::serde::Serialize for AudioContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("AudioContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("data", &self.data)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("mimeType", &self.mime_type)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for AudioContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct AudioContent",
+            ::std::option::Option::Some(
+                &["annotations", "data", "_meta", "mimeType", "type"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            data: field1,
+            meta: field2.unwrap_or_default(),
+            mime_type: field3,
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for AudioContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common result fields.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BaseResult {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -66,9 +186,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl ::std::convert::From<ClientResult> for BaseResult {
@@ -93,21 +211,203 @@ impl crate::KeepsUnknownKeys for BaseResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for BaseResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for BaseResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct BaseResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            result_type: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BaseResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`BlobResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BlobResourceContents {
     ///A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for BlobResourceContents {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some());
+        let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
+        state.serialize_field("blob", &self.blob)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for BlobResourceContents {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct BlobResourceContents",
+            ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "blob" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("blob"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            blob: field0,
+            meta: field1.unwrap_or_default(),
+            mime_type: field2.unwrap_or_default(),
+            uri: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for BlobResourceContents {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A result that supports a time-to-live (TTL) hint for client-side caching.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CacheableResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -119,9 +419,7 @@ pub struct CacheableResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: CacheableResultCacheScope,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -130,7 +428,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -140,9 +437,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CacheableResult {
@@ -157,6 +452,118 @@ impl crate::KeepsUnknownKeys for CacheableResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CacheableResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CacheableResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CacheableResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            meta: field1.unwrap_or_default(),
+            result_type: field2,
+            ttl_ms: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CacheableResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -167,22 +574,9 @@ impl crate::KeepsUnknownKeys for CacheableResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum CacheableResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for CacheableResultCacheScope {
@@ -217,14 +611,44 @@ impl ::std::convert::TryFrom<::std::string::String> for CacheableResultCacheScop
         value.parse()
     }
 }
+impl ::serde::Serialize for CacheableResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("CacheableResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for CacheableResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CacheableResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Used by the client to invoke a tool provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CallToolRequestMethod,
     pub params: CallToolRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolRequest {
@@ -239,31 +663,256 @@ impl crate::KeepsUnknownKeys for CallToolRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `tools/call` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
     ///Arguments to use for the tool call.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(
-        rename = "inputResponses",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub input_responses: ::std::option::Option<InputResponses>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
     ///The name of the tool.
     pub name: ::std::string::String,
-    #[serde(
-        rename = "requestState",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_state: ::std::option::Option<::std::string::String>,
 }
+impl ::serde::Serialize for CallToolRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.arguments.is_some())
+            + usize::from(self.input_responses.is_some())
+            + usize::from(self.request_state.is_some());
+        let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.input_responses.is_some() {
+            state.serialize_field("inputResponses", &self.input_responses)?;
+        } else {
+            state.skip_field("inputResponses")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        state.serialize_field("name", &self.name)?;
+        if self.request_state.is_some() {
+            state.serialize_field("requestState", &self.request_state)?;
+        } else {
+            state.skip_field("requestState")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolRequestParams",
+            ::std::option::Option::Some(
+                &["arguments", "inputResponses", "_meta", "name", "requestState"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputResponses" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestState" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            input_responses: field1.unwrap_or_default(),
+            meta: field2,
+            name: field3,
+            request_state: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link CallToolRequesttools/call} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     ///A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -279,9 +928,7 @@ and self-correct.
 However, any errors in _finding_ the tool, an error indicating that the
 server does not support tool calls, or any other exceptional conditions,
 should be reported as an MCP error response.*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -290,18 +937,12 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**An optional JSON value that represents the structured result of the tool call.
 
 This can be any JSON value (object, array, string, number, boolean, or null)
 that conforms to the tool's outputSchema if one is defined.*/
-    #[serde(
-        rename = "structuredContent",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub structured_content: ::std::option::Option<::serde_json::Value>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CallToolResult {
@@ -316,16 +957,226 @@ impl crate::KeepsUnknownKeys for CallToolResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CallToolResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_entry("isError", &self.is_error)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        if self.structured_content.is_some() {
+            state.serialize_entry("structuredContent", &self.structured_content)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "structuredContent" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            result_type: field3,
+            structured_content: field4.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link CallToolRequesttools/call} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallToolResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: CallToolResultResponseResult,
 }
+impl ::serde::Serialize for CallToolResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("CallToolResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CallToolResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CallToolResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CallToolResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CallToolResultResponseResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CallToolResultResponseResult {
     CallToolResult(CallToolResult),
     InputRequiredResult(InputRequiredResult),
@@ -340,60 +1191,86 @@ impl ::std::convert::From<InputRequiredResult> for CallToolResultResponseResult 
         Self::InputRequiredResult(value)
     }
 }
+impl crate::support::FromValue for CallToolResultResponseResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["content", "resultType"],
+                declared: &[
+                    "_meta",
+                    "content",
+                    "isError",
+                    "resultType",
+                    "structuredContent",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resultType"],
+                declared: &["_meta", "inputRequests", "requestState", "resultType"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CallToolResultResponseResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CallToolResultResponseResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["content", "resultType"],
-                    declared: &[
-                        "_meta",
-                        "content",
-                        "isError",
-                        "resultType",
-                        "structuredContent",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resultType"],
-                    declared: &["_meta", "inputRequests", "requestState", "resultType"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::CallToolResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::InputRequiredResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::InputRequiredResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 /**This notification is sent by the client to indicate that it is cancelling a request it previously issued.
@@ -403,12 +1280,11 @@ On stdio, the server also sends this notification, solely to terminate a {@link 
 The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
 This notification indicates that the result will be unused, so any associated processing SHOULD cease.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: CancelledNotificationMethod,
     pub params: CancelledNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CancelledNotification {
@@ -423,27 +1299,207 @@ impl crate::KeepsUnknownKeys for CancelledNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CancelledNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelledNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelledNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelledNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/cancelled` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CancelledNotificationParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
     ///An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub reason: ::std::option::Option<::std::string::String>,
     /**The ID of the request to cancel.
 
 This MUST correspond to the ID of a request the client previously issued.*/
-    #[serde(rename = "requestId")]
     pub request_id: RequestId,
 }
+impl ::serde::Serialize for CancelledNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("CancelledNotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.reason.is_some() {
+            state.serialize_field("reason", &self.reason)?;
+        } else {
+            state.skip_field("reason")?;
+        }
+        state.serialize_field("requestId", &self.request_id)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CancelledNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CancelledNotificationParams",
+            ::std::option::Option::Some(&["_meta", "reason", "requestId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "reason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestId"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            reason: field1.unwrap_or_default(),
+            request_id: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CancelledNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilities {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub elicitation: ::std::option::Option<ClientCapabilitiesElicitation>,
     ///Experimental, non-standard capabilities that the client supports.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub experimental: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -456,7 +1512,6 @@ per-extension settings objects. An empty object indicates support with no settin
 
 Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
 mandatory prefix.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub extensions: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -464,39 +1519,139 @@ mandatory prefix.*/
         >,
     >,
     ///Present if the client supports listing roots.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub roots: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub sampling: ::std::option::Option<ClientCapabilitiesSampling>,
 }
-///Present if the client supports elicitation from the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
-pub struct ClientCapabilitiesElicitation {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub form: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub url: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+impl ::serde::Serialize for ClientCapabilities {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.elicitation.is_some())
+            + usize::from(self.experimental.is_some())
+            + usize::from(self.extensions.is_some()) + usize::from(self.roots.is_some())
+            + usize::from(self.sampling.is_some());
+        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
+        if self.elicitation.is_some() {
+            state.serialize_field("elicitation", &self.elicitation)?;
+        } else {
+            state.skip_field("elicitation")?;
+        }
+        if self.experimental.is_some() {
+            state.serialize_field("experimental", &self.experimental)?;
+        } else {
+            state.skip_field("experimental")?;
+        }
+        if self.extensions.is_some() {
+            state.serialize_field("extensions", &self.extensions)?;
+        } else {
+            state.skip_field("extensions")?;
+        }
+        if self.roots.is_some() {
+            state.serialize_field("roots", &self.roots)?;
+        } else {
+            state.skip_field("roots")?;
+        }
+        if self.sampling.is_some() {
+            state.serialize_field("sampling", &self.sampling)?;
+        } else {
+            state.skip_field("sampling")?;
+        }
+        state.end()
+    }
 }
-///Present if the client supports sampling from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
-pub struct ClientCapabilitiesSampling {
-    /**Whether the client supports context inclusion via `includeContext` parameter.
-If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub context: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
-    ///Whether the client supports tool use via `tools` and `toolChoice` parameters.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub tools: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+impl crate::support::FromValue for ClientCapabilities {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientCapabilities",
+            ::std::option::Option::Some(
+                &["elicitation", "experimental", "extensions", "roots", "sampling"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "elicitation" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "experimental" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "extensions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "roots" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "sampling" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            elicitation: field0.unwrap_or_default(),
+            experimental: field1.unwrap_or_default(),
+            extensions: field2.unwrap_or_default(),
+            roots: field3.unwrap_or_default(),
+            sampling: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**This notification is sent by the client to indicate that it is cancelling a request it previously issued.
 
@@ -505,12 +1660,11 @@ On stdio, the server also sends this notification, solely to terminate a {@link 
 The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
 This notification indicates that the result will be unused, so any associated processing SHOULD cease.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClientNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ClientNotificationMethod,
     pub params: CancelledNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ClientNotification {
@@ -523,6 +1677,99 @@ impl crate::KeepsUnknownKeys for ClientNotification {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for ClientNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ClientNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ClientNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`ClientNotificationMethod`
@@ -550,9 +1797,15 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotificationMethod {
             .map(|()| Self)
     }
 }
+impl crate::support::FromValue for ClientNotificationMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`ClientRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ClientRequest {
     DiscoverRequest(DiscoverRequest),
     ListResourcesRequest(ListResourcesRequest),
@@ -615,72 +1868,165 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::CompleteRequest(value)
     }
 }
+impl crate::support::FromValue for ClientRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "server/discover" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::DiscoverRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourcesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/templates/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListResourceTemplatesRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resources/read" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ReadResourceRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "subscriptions/listen" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::SubscriptionsListenRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListPromptsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "prompts/get" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::GetPromptRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListToolsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tools/call" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CallToolRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "completion/complete" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CompleteRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "server/discover",
+                            "resources/list",
+                            "resources/templates/list",
+                            "resources/read",
+                            "subscriptions/listen",
+                            "prompts/list",
+                            "prompts/get",
+                            "tools/list",
+                            "tools/call",
+                            "completion/complete",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ClientRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ClientRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::DiscoverRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "server/discover" => {
-                    crate::support::member(value).map(Self::DiscoverRequest)
-                }
-                "resources/list" => {
-                    crate::support::member(value).map(Self::ListResourcesRequest)
-                }
-                "resources/templates/list" => {
-                    crate::support::member(value).map(Self::ListResourceTemplatesRequest)
-                }
-                "resources/read" => {
-                    crate::support::member(value).map(Self::ReadResourceRequest)
-                }
-                "subscriptions/listen" => {
-                    crate::support::member(value).map(Self::SubscriptionsListenRequest)
-                }
-                "prompts/list" => {
-                    crate::support::member(value).map(Self::ListPromptsRequest)
-                }
-                "prompts/get" => {
-                    crate::support::member(value).map(Self::GetPromptRequest)
-                }
-                "tools/list" => crate::support::member(value).map(Self::ListToolsRequest),
-                "tools/call" => crate::support::member(value).map(Self::CallToolRequest),
-                "completion/complete" => {
-                    crate::support::member(value).map(Self::CompleteRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "server/discover",
-                                "resources/list",
-                                "resources/templates/list",
-                                "resources/read",
-                                "subscriptions/listen",
-                                "prompts/list",
-                                "prompts/get",
-                                "tools/list",
-                                "tools/call",
-                                "completion/complete",
-                            ],
-                        ),
-                    )
-                }
+            Self::ListResourcesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SubscriptionsListenRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///Common result fields.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClientResult(pub BaseResult);
 impl ::std::ops::Deref for ClientResult {
     type Target = BaseResult;
@@ -693,14 +2039,38 @@ impl ::std::convert::From<BaseResult> for ClientResult {
         Self(value)
     }
 }
+impl ::serde::Serialize for ClientResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for ClientResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request from the client to the server, to ask for completion options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: CompleteRequestMethod,
     pub params: CompleteRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteRequest {
@@ -715,22 +2085,231 @@ impl crate::KeepsUnknownKeys for CompleteRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `completion/complete` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
     pub argument: CompleteRequestParamsArgument,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
-    #[serde(rename = "ref")]
     pub ref_: CompleteRequestParamsRef,
 }
+impl ::serde::Serialize for CompleteRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.context.is_some());
+        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
+        state.serialize_field("argument", &self.argument)?;
+        if self.context.is_some() {
+            state.serialize_field("context", &self.context)?;
+        } else {
+            state.skip_field("context")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        state.serialize_field("ref", &self.ref_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteRequestParams",
+            ::std::option::Option::Some(&["argument", "context", "_meta", "ref"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "argument" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "context" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ref" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("argument"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ref"));
+        };
+        ::std::result::Result::Ok(Self {
+            argument: field0,
+            context: field1.unwrap_or_default(),
+            meta: field2,
+            ref_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link CompleteRequestcompletion/complete} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResult {
     pub completion: CompleteResultCompletion,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -739,9 +2318,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CompleteResult {
@@ -756,28 +2333,298 @@ impl crate::KeepsUnknownKeys for CompleteResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CompleteResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("completion", &self.completion)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "completion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("completion"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            completion: field0,
+            meta: field1.unwrap_or_default(),
+            result_type: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CompleteResultCompletion`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResultCompletion {
     ///Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-    #[serde(rename = "hasMore", skip_serializing_if = "::std::option::Option::is_none")]
     pub has_more: ::std::option::Option<bool>,
     ///The total number of completion options available. This can exceed the number of values actually sent in the response.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub total: ::std::option::Option<i64>,
     ///An array of completion values. Must not exceed 100 items.
     pub values: ::std::vec::Vec<::std::string::String>,
 }
+impl ::serde::Serialize for CompleteResultCompletion {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.has_more.is_some())
+            + usize::from(self.total.is_some());
+        let mut state = serializer.serialize_struct("CompleteResultCompletion", len)?;
+        if self.has_more.is_some() {
+            state.serialize_field("hasMore", &self.has_more)?;
+        } else {
+            state.skip_field("hasMore")?;
+        }
+        if self.total.is_some() {
+            state.serialize_field("total", &self.total)?;
+        } else {
+            state.skip_field("total")?;
+        }
+        state.serialize_field("values", &self.values)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteResultCompletion {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteResultCompletion",
+            ::std::option::Option::Some(&["hasMore", "total", "values"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "hasMore" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "total" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "values" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("values"));
+        };
+        ::std::result::Result::Ok(Self {
+            has_more: field0.unwrap_or_default(),
+            total: field1.unwrap_or_default(),
+            values: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link CompleteRequestcompletion/complete} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: CompleteResult,
 }
+impl ::serde::Serialize for CompleteResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("CompleteResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for CompleteResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CompleteResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ContentBlock`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ContentBlock {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -810,43 +2657,94 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(value)
     }
 }
+impl crate::support::FromValue for ContentBlock {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource_link" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceLink(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "resource" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::EmbeddedResource(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "resource_link", "resource"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ContentBlock {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ResourceLink(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::EmbeddedResource(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "resource_link" => crate::support::member(value).map(Self::ResourceLink),
-                "resource" => crate::support::member(value).map(Self::EmbeddedResource),
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "resource_link", "resource"],
-                        ),
-                    )
-                }
-            }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     pub method: CreateMessageRequestMethod,
     pub params: CreateMessageRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageRequest {
@@ -861,8 +2759,85 @@ impl crate::KeepsUnknownKeys for CreateMessageRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `sampling/createMessage` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     /**A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 The client MAY ignore this request.
@@ -870,62 +2845,265 @@ The client MAY ignore this request.
 Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
 omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
 {@link ClientCapabilities.sampling.context}.*/
-    #[serde(
-        rename = "includeContext",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub include_context: ::std::option::Option<CreateMessageRequestParamsIncludeContext>,
     /**The requested maximum number of tokens to sample (to prevent runaway completions).
 
 The client MAY choose to sample fewer tokens than the requested maximum.*/
-    #[serde(rename = "maxTokens")]
     pub max_tokens: i64,
     pub messages: ::std::vec::Vec<SamplingMessage>,
     ///Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///The server's preferences for which model to select. The client MAY ignore these preferences.
-    #[serde(
-        rename = "modelPreferences",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub model_preferences: ::std::option::Option<ModelPreferences>,
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_sequences: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
-    #[serde(
-        rename = "systemPrompt",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub system_prompt: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub temperature: ::std::option::Option<::serde_json::Number>,
     /**Controls how the model uses tools.
 The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
 Default is `{ mode: "auto" }`.*/
-    #[serde(
-        rename = "toolChoice",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub tool_choice: ::std::option::Option<ToolChoice>,
     /**Tools that the model may use during generation.
 The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tools: ::std::option::Option<::std::vec::Vec<Tool>>,
+}
+impl ::serde::Serialize for CreateMessageRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.include_context.is_some())
+            + usize::from(self.metadata.is_some())
+            + usize::from(self.model_preferences.is_some())
+            + usize::from(self.stop_sequences.is_some())
+            + usize::from(self.system_prompt.is_some())
+            + usize::from(self.temperature.is_some())
+            + usize::from(self.tool_choice.is_some())
+            + usize::from(self.tools.is_some());
+        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
+        if self.include_context.is_some() {
+            state.serialize_field("includeContext", &self.include_context)?;
+        } else {
+            state.skip_field("includeContext")?;
+        }
+        state.serialize_field("maxTokens", &self.max_tokens)?;
+        state.serialize_field("messages", &self.messages)?;
+        if self.metadata.is_some() {
+            state.serialize_field("metadata", &self.metadata)?;
+        } else {
+            state.skip_field("metadata")?;
+        }
+        if self.model_preferences.is_some() {
+            state.serialize_field("modelPreferences", &self.model_preferences)?;
+        } else {
+            state.skip_field("modelPreferences")?;
+        }
+        if self.stop_sequences.is_some() {
+            state.serialize_field("stopSequences", &self.stop_sequences)?;
+        } else {
+            state.skip_field("stopSequences")?;
+        }
+        if self.system_prompt.is_some() {
+            state.serialize_field("systemPrompt", &self.system_prompt)?;
+        } else {
+            state.skip_field("systemPrompt")?;
+        }
+        if self.temperature.is_some() {
+            state.serialize_field("temperature", &self.temperature)?;
+        } else {
+            state.skip_field("temperature")?;
+        }
+        if self.tool_choice.is_some() {
+            state.serialize_field("toolChoice", &self.tool_choice)?;
+        } else {
+            state.skip_field("toolChoice")?;
+        }
+        if self.tools.is_some() {
+            state.serialize_field("tools", &self.tools)?;
+        } else {
+            state.skip_field("tools")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageRequestParams",
+            ::std::option::Option::Some(
+                &[
+                    "includeContext",
+                    "maxTokens",
+                    "messages",
+                    "metadata",
+                    "modelPreferences",
+                    "stopSequences",
+                    "systemPrompt",
+                    "temperature",
+                    "toolChoice",
+                    "tools",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        let mut field9 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "includeContext" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxTokens" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "metadata" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "modelPreferences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopSequences" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "systemPrompt" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "temperature" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "toolChoice" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("maxTokens"),
+            );
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        ::std::result::Result::Ok(Self {
+            include_context: field0.unwrap_or_default(),
+            max_tokens: field1,
+            messages: field2,
+            metadata: field3.unwrap_or_default(),
+            model_preferences: field4.unwrap_or_default(),
+            stop_sequences: field5.unwrap_or_default(),
+            system_prompt: field6.unwrap_or_default(),
+            temperature: field7.unwrap_or_default(),
+            tool_choice: field8.unwrap_or_default(),
+            tools: field9.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**The result returned by the client for a {@link CreateMessageRequestsampling/createMessage} request.
 The client should inform the user before returning the sampled message, to allow them
 to inspect the response (human in the loop) and decide whether to allow the server to see it.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     pub content: CreateMessageResultContent,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The name of the model that generated the message.
     pub model: ::std::string::String,
@@ -939,12 +3117,7 @@ Standard values:
 - `"toolUse"`: The model wants to use one or more tools
 
 This field is an open string to allow for provider-specific stop reasons.*/
-    #[serde(
-        rename = "stopReason",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub stop_reason: ::std::option::Option<::std::string::String>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for CreateMessageResult {
@@ -959,9 +3132,131 @@ impl crate::KeepsUnknownKeys for CreateMessageResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for CreateMessageResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("model", &self.model)?;
+        state.serialize_entry("role", &self.role)?;
+        if self.stop_reason.is_some() {
+            state.serialize_entry("stopReason", &self.stop_reason)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for CreateMessageResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct CreateMessageResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "model" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "stopReason" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("model"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            model: field2,
+            role: field3,
+            stop_reason: field4.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CreateMessageResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`CreateMessageResultContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CreateMessageResultContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -1001,50 +3296,102 @@ for CreateMessageResultContent {
         Self::Array(value)
     }
 }
+impl crate::support::FromValue for CreateMessageResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return crate::support::member(value.clone()).map(Self::Array);
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for CreateMessageResultContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return crate::support::member(value.clone()).map(Self::Array);
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for CreateMessageResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::Array(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 /**A request from the client asking the server to advertise its supported
 protocol versions, capabilities, and other metadata. Servers **MUST**
 implement `server/discover`. Clients **MAY** call it but are not required
 to — version negotiation can also happen inline via per-request `_meta`.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DiscoverRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: DiscoverRequestMethod,
     pub params: RequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverRequest {
@@ -1057,6 +3404,115 @@ impl crate::KeepsUnknownKeys for DiscoverRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for DiscoverRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for DiscoverRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct DiscoverRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DiscoverRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`DiscoverRequestMethod`
@@ -1083,8 +3539,15 @@ impl<'de> ::serde::Deserialize<'de> for DiscoverRequestMethod {
         crate::support::expect_const(deserializer, "server/discover").map(|()| Self)
     }
 }
+impl crate::support::FromValue for DiscoverRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///The result returned by the server for a {@link DiscoverRequestserver/discover} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DiscoverResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -1096,7 +3559,6 @@ pub struct DiscoverResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: DiscoverResultCacheScope,
     ///The capabilities of the server.
     pub capabilities: ServerCapabilities,
@@ -1106,9 +3568,7 @@ This can be used by clients to improve an LLM's understanding of
 available tools (e.g., by including it in a system prompt). It should
 focus on information that helps the model use the server effectively
 and should not duplicate information already in tool descriptions.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub instructions: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -1117,11 +3577,9 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**MCP Protocol Versions this server supports. The client should choose a
 version from this list for use in subsequent requests.*/
-    #[serde(rename = "supportedVersions")]
     pub supported_versions: ::std::vec::Vec<::std::string::String>,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -1131,9 +3589,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for DiscoverResult {
@@ -1148,6 +3604,169 @@ impl crate::KeepsUnknownKeys for DiscoverResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for DiscoverResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        state.serialize_entry("capabilities", &self.capabilities)?;
+        if self.instructions.is_some() {
+            state.serialize_entry("instructions", &self.instructions)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("supportedVersions", &self.supported_versions)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for DiscoverResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct DiscoverResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "capabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "instructions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "supportedVersions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("capabilities"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("supportedVersions"),
+            );
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            capabilities: field1,
+            instructions: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            result_type: field4,
+            supported_versions: field5,
+            ttl_ms: field6,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DiscoverResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -1158,22 +3777,9 @@ impl crate::KeepsUnknownKeys for DiscoverResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum DiscoverResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for DiscoverResultCacheScope {
@@ -1208,19 +3814,136 @@ impl ::std::convert::TryFrom<::std::string::String> for DiscoverResultCacheScope
         value.parse()
     }
 }
+impl ::serde::Serialize for DiscoverResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("DiscoverResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for DiscoverResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DiscoverResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link DiscoverRequestserver/discover} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DiscoverResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: DiscoverResult,
 }
+impl ::serde::Serialize for DiscoverResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("DiscoverResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for DiscoverResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct DiscoverResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DiscoverResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request from the server to elicit additional information from the user via the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
     pub method: ElicitRequestMethod,
     pub params: ElicitRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitRequest {
@@ -1235,35 +3958,305 @@ impl crate::KeepsUnknownKeys for ElicitRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
     ///The message to present to the user describing what information is being requested.
     pub message: ::std::string::String,
     ///The elicitation mode.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<ElicitRequestFormParamsMode>,
-    #[serde(rename = "requestedSchema")]
     pub requested_schema: ElicitRequestFormParamsRequestedSchema,
+}
+impl ::serde::Serialize for ElicitRequestFormParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.mode.is_some());
+        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
+        state.serialize_field("message", &self.message)?;
+        if self.mode.is_some() {
+            state.serialize_field("mode", &self.mode)?;
+        } else {
+            state.skip_field("mode")?;
+        }
+        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestFormParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestFormParams",
+            ::std::option::Option::Some(&["message", "mode", "requestedSchema"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mode" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestedSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requestedSchema"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0,
+            mode: field1.unwrap_or_default(),
+            requested_schema: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A restricted subset of JSON Schema.
 Only top-level properties are allowed, without nesting.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsRequestedSchema {
     pub properties: ::std::collections::BTreeMap<
         ::std::string::String,
         PrimitiveSchemaDefinition,
     >,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ElicitRequestFormParamsRequestedSchemaType,
 }
+impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.required.is_some())
+            + usize::from(self.schema.is_some());
+        let mut state = serializer
+            .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
+        state.serialize_field("properties", &self.properties)?;
+        if self.required.is_some() {
+            state.serialize_field("required", &self.required)?;
+        } else {
+            state.skip_field("required")?;
+        }
+        if self.schema.is_some() {
+            state.serialize_field("$schema", &self.schema)?;
+        } else {
+            state.skip_field("$schema")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestFormParamsRequestedSchema",
+            ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "required" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("properties"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            properties: field0,
+            required: field1.unwrap_or_default(),
+            schema: field2.unwrap_or_default(),
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsRequestedSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The parameters for a request to elicit additional information from the user via the client.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitRequestParams {
     FormParams(ElicitRequestFormParams),
     UrlParams(ElicitRequestUrlParams),
@@ -1278,54 +4271,80 @@ impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
         Self::UrlParams(value)
     }
 }
+impl crate::support::FromValue for ElicitRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["message", "requestedSchema"],
+                declared: &["message", "mode", "requestedSchema"],
+                consts: &[("mode", &["form"])],
+            },
+            crate::support::Shape {
+                required: &["message", "mode", "url"],
+                declared: &["message", "mode", "url"],
+                consts: &[("mode", &["url"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::FormParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::UrlParams(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
-            }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["message", "requestedSchema"],
-                    declared: &["message", "mode", "requestedSchema"],
-                    consts: &[("mode", &["form"])],
-                },
-                crate::support::Shape {
-                    required: &["message", "mode", "url"],
-                    declared: &["message", "mode", "url"],
-                    consts: &[("mode", &["url"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::FormParams),
-                    1usize => crate::support::member_ref(&value).map(Self::UrlParams),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
-            }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ElicitRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::FormParams(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::UrlParams(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///The parameters for a request to elicit information from the user via a URL in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
     ///The message to present to the user explaining why the interaction is needed.
     pub message: ::std::string::String,
@@ -1334,8 +4353,95 @@ pub struct ElicitRequestUrlParams {
     ///The URL that the user should navigate to.
     pub url: ::std::string::String,
 }
+impl ::serde::Serialize for ElicitRequestUrlParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
+        state.serialize_field("message", &self.message)?;
+        state.serialize_field("mode", &self.mode)?;
+        state.serialize_field("url", &self.url)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitRequestUrlParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitRequestUrlParams",
+            ::std::option::Option::Some(&["message", "mode", "url"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mode" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "url" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mode"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("url"));
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0,
+            mode: field1,
+            url: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestUrlParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the client for an {@link ElicitRequestelicitation/create} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElicitResult {
     /**The user action in response to the elicitation.
 - `"accept"`: User submitted the form/confirmed the action
@@ -1345,11 +4451,9 @@ pub struct ElicitResult {
     /**The submitted form data, only present when action is `"accept"` and mode was `"form"`.
 Contains values matching the requested schema.
 Omitted for out-of-band mode responses.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub content: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ElicitResultContentValue>,
     >,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ElicitResult {
@@ -1364,9 +4468,84 @@ impl crate::KeepsUnknownKeys for ElicitResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ElicitResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("action", &self.action)?;
+        if self.content.is_some() {
+            state.serialize_entry("content", &self.content)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ElicitResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ElicitResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "action" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("action"));
+        };
+        ::std::result::Result::Ok(Self {
+            action: field0,
+            content: field1.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitResultContentValue`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitResultContentValue {
     Variant0(::std::vec::Vec<::std::string::String>),
     Variant1(ElicitResultContentValueVariant1),
@@ -1383,9 +4562,45 @@ for ElicitResultContentValue {
         Self::Variant1(value)
     }
 }
+impl ::serde::Serialize for ElicitResultContentValue {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Variant0(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Variant1(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ElicitResultContentValue {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Variant0(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Variant1(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("ElicitResultContentValue"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ElicitResultContentValueVariant1`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ElicitResultContentValueVariant1 {
     Boolean(bool),
     Integer(i64),
@@ -1410,24 +4625,169 @@ impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for ElicitResultContentValueVariant1 {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Boolean(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ElicitResultContentValueVariant1 {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Boolean(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(
+            crate::support::no_variant("ElicitResultContentValueVariant1"),
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValueVariant1 {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**The contents of a resource, embedded into a prompt or tool call result.
 
 It is up to the client how best to render embedded resources for the benefit
 of the LLM and/or the user.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     pub resource: EmbeddedResourceResource,
-    #[serde(rename = "type")]
     pub type_: EmbeddedResourceType,
 }
+impl ::serde::Serialize for EmbeddedResource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("resource", &self.resource)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for EmbeddedResource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct EmbeddedResource",
+            ::std::option::Option::Some(&["annotations", "_meta", "resource", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resource" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("resource"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            resource: field2,
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for EmbeddedResource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`EmbeddedResourceResource`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EmbeddedResourceResource {
     TextResourceContents(TextResourceContents),
     BlobResourceContents(BlobResourceContents),
@@ -1442,61 +4802,84 @@ impl ::std::convert::From<BlobResourceContents> for EmbeddedResourceResource {
         Self::BlobResourceContents(value)
     }
 }
+impl crate::support::FromValue for EmbeddedResourceResource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["text", "uri"],
+                declared: &["_meta", "mimeType", "text", "uri"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["blob", "uri"],
+                declared: &["_meta", "blob", "mimeType", "uri"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::TextResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for EmbeddedResourceResource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextResourceContents(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["text", "uri"],
-                    declared: &["_meta", "mimeType", "text", "uri"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["blob", "uri"],
-                    declared: &["_meta", "blob", "mimeType", "uri"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::BlobResourceContents(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///Common result fields.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EmptyResult(pub BaseResult);
 impl ::std::ops::Deref for EmptyResult {
     type Target = BaseResult;
@@ -1509,9 +4892,33 @@ impl ::std::convert::From<BaseResult> for EmptyResult {
         Self(value)
     }
 }
+impl ::serde::Serialize for EmptyResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for EmptyResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for EmptyResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`EnumSchema`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EnumSchema {
     UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
     TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
@@ -1544,127 +4951,266 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
         Self::LegacyTitledEnumSchema(value)
     }
 }
+impl crate::support::FromValue for EnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &["default", "description", "enum", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["oneOf", "type"],
+                declared: &["default", "description", "oneOf", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "enum",
+                    "enumNames",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["string"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for EnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::UntitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &["default", "description", "enum", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["oneOf", "type"],
-                    declared: &["default", "description", "oneOf", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "enum",
-                        "enumNames",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["string"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledSingleSelectEnumSchema)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledSingleSelectEnumSchema)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::LegacyTitledEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::TitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LegacyTitledEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ErrorObject {
     ///The error type that occurred.
     pub code: i64,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for ErrorObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("ErrorObject", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ErrorObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ErrorObject",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ErrorObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Used by the client to get a prompt provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: GetPromptRequestMethod,
     pub params: GetPromptRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptRequest {
@@ -1679,37 +5225,260 @@ impl crate::KeepsUnknownKeys for GetPromptRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `prompts/get` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
     ///Arguments to use for templating the prompt.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
-    #[serde(
-        rename = "inputResponses",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub input_responses: ::std::option::Option<InputResponses>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
     ///The name of the prompt or prompt template.
     pub name: ::std::string::String,
-    #[serde(
-        rename = "requestState",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_state: ::std::option::Option<::std::string::String>,
 }
+impl ::serde::Serialize for GetPromptRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.arguments.is_some())
+            + usize::from(self.input_responses.is_some())
+            + usize::from(self.request_state.is_some());
+        let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.input_responses.is_some() {
+            state.serialize_field("inputResponses", &self.input_responses)?;
+        } else {
+            state.skip_field("inputResponses")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        state.serialize_field("name", &self.name)?;
+        if self.request_state.is_some() {
+            state.serialize_field("requestState", &self.request_state)?;
+        } else {
+            state.skip_field("requestState")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptRequestParams",
+            ::std::option::Option::Some(
+                &["arguments", "inputResponses", "_meta", "name", "requestState"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputResponses" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestState" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            input_responses: field1.unwrap_or_default(),
+            meta: field2,
+            name: field3,
+            request_state: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link GetPromptRequestprompts/get} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     ///An optional description for the prompt.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub messages: ::std::vec::Vec<PromptMessage>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -1718,9 +5487,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for GetPromptResult {
@@ -1735,16 +5502,211 @@ impl crate::KeepsUnknownKeys for GetPromptResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for GetPromptResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.description.is_some() {
+            state.serialize_entry("description", &self.description)?;
+        }
+        state.serialize_entry("messages", &self.messages)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "messages" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("messages"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            description: field0.unwrap_or_default(),
+            messages: field1,
+            meta: field2.unwrap_or_default(),
+            result_type: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link GetPromptRequestprompts/get} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GetPromptResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: GetPromptResultResponseResult,
 }
+impl ::serde::Serialize for GetPromptResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("GetPromptResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for GetPromptResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct GetPromptResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`GetPromptResultResponseResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum GetPromptResultResponseResult {
     GetPromptResult(GetPromptResult),
     InputRequiredResult(InputRequiredResult),
@@ -1759,80 +5721,279 @@ impl ::std::convert::From<InputRequiredResult> for GetPromptResultResponseResult
         Self::InputRequiredResult(value)
     }
 }
+impl crate::support::FromValue for GetPromptResultResponseResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["messages", "resultType"],
+                declared: &["_meta", "description", "messages", "resultType"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resultType"],
+                declared: &["_meta", "inputRequests", "requestState", "resultType"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponseResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for GetPromptResultResponseResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["messages", "resultType"],
-                    declared: &["_meta", "description", "messages", "resultType"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resultType"],
-                    declared: &["_meta", "inputRequests", "requestState", "resultType"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::GetPromptResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::InputRequiredResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::InputRequiredResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 /**Returned when a server rejects a request because the values in the HTTP
 headers do not match the corresponding values in the request body, or
 because required headers are missing or malformed. For HTTP, the response
 status code MUST be `400 Bad Request`.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HeaderMismatchError {
     pub error: HeaderMismatchErrorError,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for HeaderMismatchError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer.serialize_struct("HeaderMismatchError", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for HeaderMismatchError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct HeaderMismatchError",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for HeaderMismatchError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`HeaderMismatchErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HeaderMismatchErrorError {
     pub code: HeaderMismatchErrorErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for HeaderMismatchErrorError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("HeaderMismatchErrorError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for HeaderMismatchErrorError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct HeaderMismatchErrorError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for HeaderMismatchErrorError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`HeaderMismatchErrorErrorCode`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HeaderMismatchErrorErrorCode(i64);
 impl ::std::ops::Deref for HeaderMismatchErrorErrorCode {
     type Target = i64;
@@ -1857,6 +6018,21 @@ impl<'de> ::serde::Deserialize<'de> for HeaderMismatchErrorErrorCode {
     {
         Self::try_from(<i64>::deserialize(deserializer)?)
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
+    }
+}
+impl ::serde::Serialize for HeaderMismatchErrorErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for HeaderMismatchErrorErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
     }
 }
 impl ::std::convert::From<HeaderMismatchErrorErrorCode> for i64 {
@@ -1900,24 +6076,143 @@ impl ::std::convert::From<UnsupportedProtocolVersionErrorErrorCode> for i64 {
     }
 }
 ///An image provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ImageContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     ///The base64-encoded image data.
     pub data: ::std::string::String,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of the image. Different providers may support different image types.
-    #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ImageContentType,
 }
+impl ::serde::Serialize for ImageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ImageContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        state.serialize_field("data", &self.data)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("mimeType", &self.mime_type)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ImageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ImageContent",
+            ::std::option::Option::Some(
+                &["annotations", "data", "_meta", "mimeType", "type"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("mimeType"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            data: field1,
+            meta: field2.unwrap_or_default(),
+            mime_type: field3,
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ImageContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`InputRequest`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum InputRequest {
     CreateMessageRequest(CreateMessageRequest),
     ListRootsRequest(ListRootsRequest),
@@ -1938,47 +6233,78 @@ impl ::std::convert::From<ElicitRequest> for InputRequest {
         Self::ElicitRequest(value)
     }
 }
+impl crate::support::FromValue for InputRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "sampling/createMessage" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CreateMessageRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "roots/list" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ListRootsRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "elicitation/create" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ElicitRequest(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &["sampling/createMessage", "roots/list", "elicitation/create"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for InputRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for InputRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessageRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "sampling/createMessage" => {
-                    crate::support::member(value).map(Self::CreateMessageRequest)
-                }
-                "roots/list" => crate::support::member(value).map(Self::ListRootsRequest),
-                "elicitation/create" => {
-                    crate::support::member(value).map(Self::ElicitRequest)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "sampling/createMessage",
-                                "roots/list",
-                                "elicitation/create",
-                            ],
-                        ),
-                    )
-                }
+            Self::ListRootsRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ElicitRequest(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 /**A map of server-initiated requests that the client must fulfill.
 Keys are server-assigned identifiers; values are the request objects.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InputRequests(
     pub ::std::collections::BTreeMap<::std::string::String, InputRequest>,
 );
@@ -2005,23 +6331,39 @@ impl ::std::convert::From<
         Self(value)
     }
 }
+impl ::serde::Serialize for InputRequests {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for InputRequests {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputRequests {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**An InputRequiredResult sent by the server to indicate that additional input is needed
 before the request can be completed.
 
 At least one of `inputRequests` or `requestState` MUST be present.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InputRequiredResult {
-    #[serde(
-        rename = "inputRequests",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub input_requests: ::std::option::Option<InputRequests>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
-    #[serde(
-        rename = "requestState",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_state: ::std::option::Option<::std::string::String>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -2030,9 +6372,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for InputRequiredResult {
@@ -2047,9 +6387,116 @@ impl crate::KeepsUnknownKeys for InputRequiredResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for InputRequiredResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.input_requests.is_some() {
+            state.serialize_entry("inputRequests", &self.input_requests)?;
+        }
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.request_state.is_some() {
+            state.serialize_entry("requestState", &self.request_state)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InputRequiredResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InputRequiredResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "inputRequests" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestState" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            input_requests: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            request_state: field2.unwrap_or_default(),
+            result_type: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputRequiredResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`InputResponse`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum InputResponse {
     CreateMessageResult(CreateMessageResult),
     ListRootsResult(ListRootsResult),
@@ -2070,83 +6517,197 @@ impl ::std::convert::From<ElicitResult> for InputResponse {
         Self::ElicitResult(value)
     }
 }
+impl crate::support::FromValue for InputResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["content", "model", "role"],
+                declared: &["_meta", "content", "model", "role", "stopReason"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["roots"],
+                declared: &["roots"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["action"],
+                declared: &["action", "content"],
+                consts: &[("action", &["accept", "cancel", "decline"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CreateMessageResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListRootsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ElicitResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for InputResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for InputResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CreateMessageResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["content", "model", "role"],
-                    declared: &["_meta", "content", "model", "role", "stopReason"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["roots"],
-                    declared: &["roots"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["action"],
-                    declared: &["action", "content"],
-                    consts: &[("action", &["accept", "cancel", "decline"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::CreateMessageResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListRootsResult)
-                    }
-                    2usize => crate::support::member_ref(&value).map(Self::ElicitResult),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListRootsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ElicitResult(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`InputResponseRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InputResponseRequestParams {
-    #[serde(
-        rename = "inputResponses",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub input_responses: ::std::option::Option<InputResponses>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
-    #[serde(
-        rename = "requestState",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_state: ::std::option::Option<::std::string::String>,
+}
+impl ::serde::Serialize for InputResponseRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.input_responses.is_some())
+            + usize::from(self.request_state.is_some());
+        let mut state = serializer.serialize_struct("InputResponseRequestParams", len)?;
+        if self.input_responses.is_some() {
+            state.serialize_field("inputResponses", &self.input_responses)?;
+        } else {
+            state.skip_field("inputResponses")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        if self.request_state.is_some() {
+            state.serialize_field("requestState", &self.request_state)?;
+        } else {
+            state.skip_field("requestState")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for InputResponseRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InputResponseRequestParams",
+            ::std::option::Option::Some(&["inputResponses", "_meta", "requestState"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "inputResponses" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestState" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        ::std::result::Result::Ok(Self {
+            input_responses: field0.unwrap_or_default(),
+            meta: field1,
+            request_state: field2.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputResponseRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A map of client responses to server-initiated requests.
 Keys correspond to the keys in the {@link InputRequests} map;
 values are the client's result for each request.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InputResponses(
     pub ::std::collections::BTreeMap<::std::string::String, InputResponse>,
 );
@@ -2173,20 +6734,131 @@ impl ::std::convert::From<
         Self(value)
     }
 }
+impl ::serde::Serialize for InputResponses {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for InputResponses {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputResponses {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InternalError {
     ///The error type that occurred.
     pub code: InternalErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for InternalError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("InternalError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for InternalError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InternalError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InternalError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The error type that occurred.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InternalErrorCode(i64);
 impl ::std::ops::Deref for InternalErrorCode {
     type Target = i64;
@@ -2213,6 +6885,21 @@ impl<'de> ::serde::Deserialize<'de> for InternalErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for InternalErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for InternalErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 /**A JSON-RPC error indicating that the method parameters are invalid or malformed.
 
 In MCP, this error is returned in various contexts when request parameters fail validation:
@@ -2223,19 +6910,105 @@ In MCP, this error is returned in various contexts when request parameters fail 
 - **Logging**: Invalid log level
 - **Elicitation**: Server requests an elicitation mode not declared in client capabilities
 - **Sampling**: Missing tool result or tool results mixed with other content*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InvalidParamsError {
     ///The error type that occurred.
     pub code: InvalidParamsErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for InvalidParamsError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("InvalidParamsError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for InvalidParamsError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InvalidParamsError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InvalidParamsError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The error type that occurred.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InvalidParamsErrorCode(i64);
 impl ::std::ops::Deref for InvalidParamsErrorCode {
     type Target = i64;
@@ -2262,20 +7035,121 @@ impl<'de> ::serde::Deserialize<'de> for InvalidParamsErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for InvalidParamsErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for InvalidParamsErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InvalidRequestError {
     ///The error type that occurred.
     pub code: InvalidRequestErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for InvalidRequestError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("InvalidRequestError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for InvalidRequestError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct InvalidRequestError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InvalidRequestError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The error type that occurred.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InvalidRequestErrorCode(i64);
 impl ::std::ops::Deref for InvalidRequestErrorCode {
     type Target = i64;
@@ -2302,9 +7176,23 @@ impl<'de> ::serde::Deserialize<'de> for InvalidRequestErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for InvalidRequestErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for InvalidRequestErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`JsonArray`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonArray(pub ::std::vec::Vec<::serde_json::Value>);
 impl ::std::ops::Deref for JsonArray {
     type Target = ::std::vec::Vec<::serde_json::Value>;
@@ -2322,17 +7210,128 @@ impl ::std::convert::From<::std::vec::Vec<::serde_json::Value>> for JsonArray {
         Self(value)
     }
 }
+impl ::serde::Serialize for JsonArray {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for JsonArray {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonArray {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A response to a request that indicates an error occurred.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcErrorResponse {
     pub error: ErrorObject,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for JsonrpcErrorResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer.serialize_struct("JsonrpcErrorResponse", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcErrorResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcErrorResponse",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcErrorResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcMessage {
     Request(JsonrpcRequest),
     Notification(JsonrpcNotification),
@@ -2359,80 +7358,226 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcMessage {
         Self::ErrorResponse(value)
     }
 }
+impl crate::support::FromValue for JsonrpcMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "method"],
+                declared: &["id", "jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["jsonrpc", "method"],
+                declared: &["jsonrpc", "method", "params"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Request(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Notification(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::Notification(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ResultResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "method"],
-                    declared: &["id", "jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["jsonrpc", "method"],
-                    declared: &["jsonrpc", "method", "params"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::Request),
-                    1usize => crate::support::member_ref(&value).map(Self::Notification),
-                    2usize => {
-                        crate::support::member_ref(&value).map(Self::ResultResponse)
-                    }
-                    3usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ErrorResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A request that expects a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
 }
+impl ::serde::Serialize for JsonrpcRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.params.is_some());
+        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_field("params", &self.params)?;
+        } else {
+            state.skip_field("params")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcRequest",
+            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A response to a request, containing either the result or error.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JsonrpcResponse {
     ResultResponse(JsonrpcResultResponse),
     ErrorResponse(JsonrpcErrorResponse),
@@ -2447,69 +7592,183 @@ impl ::std::convert::From<JsonrpcErrorResponse> for JsonrpcResponse {
         Self::ErrorResponse(value)
     }
 }
+impl crate::support::FromValue for JsonrpcResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["id", "jsonrpc", "result"],
+                declared: &["id", "jsonrpc", "result"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["error", "jsonrpc"],
+                declared: &["error", "id", "jsonrpc"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ResultResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ErrorResponse(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for JsonrpcResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::ResultResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["id", "jsonrpc", "result"],
-                    declared: &["id", "jsonrpc", "result"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["error", "jsonrpc"],
-                    declared: &["error", "id", "jsonrpc"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::ResultResponse)
-                    }
-                    1usize => crate::support::member_ref(&value).map(Self::ErrorResponse),
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ErrorResponse(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A successful (non-error) response to a request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: BaseResult,
 }
+impl ::serde::Serialize for JsonrpcResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("JsonrpcResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for JsonrpcResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct JsonrpcResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for JsonrpcResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of prompts and prompt templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListPromptsRequestMethod,
     pub params: PaginatedRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsRequest {
@@ -2524,8 +7783,117 @@ impl crate::KeepsUnknownKeys for ListPromptsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListPromptsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2537,16 +7905,10 @@ pub struct ListPromptsResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: ListPromptsResultCacheScope,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub prompts: ::std::vec::Vec<Prompt>,
     /**Indicates the type of the result, which allows the client to determine
@@ -2556,7 +7918,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -2566,9 +7927,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListPromptsResult {
@@ -2583,6 +7942,149 @@ impl crate::KeepsUnknownKeys for ListPromptsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListPromptsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("prompts", &self.prompts)?;
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "prompts" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("prompts"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            meta: field1.unwrap_or_default(),
+            next_cursor: field2.unwrap_or_default(),
+            prompts: field3,
+            result_type: field4,
+            ttl_ms: field5,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -2593,22 +8095,9 @@ impl crate::KeepsUnknownKeys for ListPromptsResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ListPromptsResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for ListPromptsResultCacheScope {
@@ -2643,21 +8132,138 @@ impl ::std::convert::TryFrom<::std::string::String> for ListPromptsResultCacheSc
         value.parse()
     }
 }
+impl ::serde::Serialize for ListPromptsResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("ListPromptsResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for ListPromptsResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link ListPromptsRequestprompts/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListPromptsResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: ListPromptsResult,
 }
+impl ::serde::Serialize for ListPromptsResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ListPromptsResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListPromptsResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListPromptsResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListPromptsResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of resource templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListResourceTemplatesRequestMethod,
     pub params: PaginatedRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
@@ -2672,8 +8278,117 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2685,18 +8400,11 @@ pub struct ListResourceTemplatesResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: ListResourceTemplatesResultCacheScope,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "resourceTemplates")]
     pub resource_templates: ::std::vec::Vec<ResourceTemplate>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -2705,7 +8413,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -2715,9 +8422,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
@@ -2732,6 +8437,151 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resourceTemplates", &self.resource_templates)?;
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourceTemplates" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resourceTemplates"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            meta: field1.unwrap_or_default(),
+            next_cursor: field2.unwrap_or_default(),
+            resource_templates: field3,
+            result_type: field4,
+            ttl_ms: field5,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -2742,22 +8592,9 @@ impl crate::KeepsUnknownKeys for ListResourceTemplatesResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ListResourceTemplatesResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
@@ -2793,21 +8630,144 @@ for ListResourceTemplatesResultCacheScope {
         value.parse()
     }
 }
+impl ::serde::Serialize for ListResourceTemplatesResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer
+            .serialize_unit_variant(
+                "ListResourceTemplatesResultCacheScope",
+                index,
+                value,
+            )
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: ListResourceTemplatesResult,
 }
+impl ::serde::Serialize for ListResourceTemplatesResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("ListResourceTemplatesResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourceTemplatesResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourceTemplatesResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of resources the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListResourcesRequestMethod,
     pub params: PaginatedRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesRequest {
@@ -2822,8 +8782,117 @@ impl crate::KeepsUnknownKeys for ListResourcesRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link ListResourcesRequestresources/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -2835,16 +8904,10 @@ pub struct ListResourcesResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: ListResourcesResultCacheScope,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     pub resources: ::std::vec::Vec<Resource>,
     /**Indicates the type of the result, which allows the client to determine
@@ -2854,7 +8917,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -2864,9 +8926,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListResourcesResult {
@@ -2881,6 +8941,151 @@ impl crate::KeepsUnknownKeys for ListResourcesResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListResourcesResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resources", &self.resources)?;
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resources"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            meta: field1.unwrap_or_default(),
+            next_cursor: field2.unwrap_or_default(),
+            resources: field3,
+            result_type: field4,
+            ttl_ms: field5,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -2891,22 +9096,9 @@ impl crate::KeepsUnknownKeys for ListResourcesResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ListResourcesResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for ListResourcesResultCacheScope {
@@ -2941,12 +9133,130 @@ impl ::std::convert::TryFrom<::std::string::String> for ListResourcesResultCache
         value.parse()
     }
 }
+impl ::serde::Serialize for ListResourcesResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("ListResourcesResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for ListResourcesResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link ListResourcesRequestresources/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListResourcesResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: ListResourcesResult,
+}
+impl ::serde::Serialize for ListResourcesResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ListResourcesResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListResourcesResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListResourcesResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListResourcesResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Sent from the server to request a list of root URIs from the client. Roots allow
 servers to ask for specific directories or files to operate on. A common example
@@ -2955,12 +9265,10 @@ on.
 
 This request is typically used when the server needs to understand the file system
 structure or access specific locations that the client has permission to read from.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
     pub method: ListRootsRequestMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<ListRootsRequestParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsRequest {
@@ -2975,19 +9283,149 @@ impl crate::KeepsUnknownKeys for ListRootsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            method: field0,
+            params: field1.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ListRootsRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListRootsRequestParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
+}
+impl ::serde::Serialize for ListRootsRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ListRootsRequestParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsRequestParams",
+            ::std::option::Option::Some(&["_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**The result returned by the client for a {@link ListRootsRequestroots/list} request.
 This result contains an array of {@link Root} objects, each representing a root directory
 or file that the server can operate on.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListRootsResult {
     pub roots: ::std::vec::Vec<Root>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListRootsResult {
@@ -3002,14 +9440,71 @@ impl crate::KeepsUnknownKeys for ListRootsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListRootsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("roots", &self.roots)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListRootsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListRootsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "roots" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("roots"));
+        };
+        ::std::result::Result::Ok(Self { roots: field0, extra: rest })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListRootsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to request a list of tools the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ListToolsRequestMethod,
     pub params: PaginatedRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsRequest {
@@ -3024,8 +9519,117 @@ impl crate::KeepsUnknownKeys for ListToolsRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link ListToolsRequesttools/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -3037,16 +9641,10 @@ pub struct ListToolsResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: ListToolsResultCacheScope,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -3055,7 +9653,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     pub tools: ::std::vec::Vec<Tool>,
     /**A hint from the server indicating how long (in milliseconds) the
@@ -3066,9 +9663,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ListToolsResult {
@@ -3083,6 +9678,149 @@ impl crate::KeepsUnknownKeys for ListToolsResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ListToolsResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("tools", &self.tools)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("tools"));
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            meta: field1.unwrap_or_default(),
+            next_cursor: field2.unwrap_or_default(),
+            result_type: field3,
+            tools: field4,
+            ttl_ms: field5,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -3093,22 +9831,9 @@ impl crate::KeepsUnknownKeys for ListToolsResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ListToolsResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for ListToolsResultCacheScope {
@@ -3143,20 +9868,137 @@ impl ::std::convert::TryFrom<::std::string::String> for ListToolsResultCacheScop
         value.parse()
     }
 }
+impl ::serde::Serialize for ListToolsResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("ListToolsResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for ListToolsResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A successful response from the server for a {@link ListToolsRequesttools/list} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ListToolsResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: ListToolsResult,
 }
+impl ::serde::Serialize for ListToolsResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ListToolsResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ListToolsResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ListToolsResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ListToolsResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: LoggingMessageNotificationMethod,
     pub params: LoggingMessageNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for LoggingMessageNotification {
@@ -3171,18 +10013,216 @@ impl crate::KeepsUnknownKeys for LoggingMessageNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for LoggingMessageNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for LoggingMessageNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct LoggingMessageNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/message` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotificationParams {
     ///The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
     ///The severity of this log message.
     pub level: LoggingLevel,
     ///An optional name of the logger issuing this message.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub logger: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
+}
+impl ::serde::Serialize for LoggingMessageNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.logger.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer
+            .serialize_struct("LoggingMessageNotificationParams", len)?;
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("level", &self.level)?;
+        if self.logger.is_some() {
+            state.serialize_field("logger", &self.logger)?;
+        } else {
+            state.skip_field("logger")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for LoggingMessageNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct LoggingMessageNotificationParams",
+            ::std::option::Option::Some(&["data", "level", "logger", "_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "level" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "logger" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("level"));
+        };
+        ::std::result::Result::Ok(Self {
+            data: field0,
+            level: field1,
+            logger: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for LoggingMessageNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
 
@@ -3199,8 +10239,7 @@ Valid keys have two segments:
 **Name:**
 - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MetaObject(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
 impl ::std::ops::Deref for MetaObject {
     type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
@@ -3222,24 +10261,135 @@ for MetaObject {
         Self(value)
     }
 }
+impl ::serde::Serialize for MetaObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for MetaObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for MetaObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**A JSON-RPC error indicating that the requested method does not exist or is not available.
 
 In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
 
 A request that requires a client capability the client did not declare is signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MethodNotFoundError {
     ///The error type that occurred.
     pub code: MethodNotFoundErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for MethodNotFoundError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("MethodNotFoundError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for MethodNotFoundError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct MethodNotFoundError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for MethodNotFoundError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The error type that occurred.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MethodNotFoundErrorCode(i64);
 impl ::std::ops::Deref for MethodNotFoundErrorCode {
     type Target = i64;
@@ -3266,27 +10416,217 @@ impl<'de> ::serde::Deserialize<'de> for MethodNotFoundErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for MethodNotFoundErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for MethodNotFoundErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 /**Returned when processing a request requires a capability the client did not
 declare in `clientCapabilities`. For HTTP, the response status code MUST be
 `400 Bad Request`.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityError {
     pub error: MissingRequiredClientCapabilityErrorError,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for MissingRequiredClientCapabilityError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer
+            .serialize_struct("MissingRequiredClientCapabilityError", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for MissingRequiredClientCapabilityError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct MissingRequiredClientCapabilityError",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`MissingRequiredClientCapabilityErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityErrorError {
     pub code: MissingRequiredClientCapabilityErrorErrorCode,
     pub data: MissingRequiredClientCapabilityErrorErrorData,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for MissingRequiredClientCapabilityErrorError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorError", len)?;
+        state.serialize_field("code", &self.code)?;
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for MissingRequiredClientCapabilityErrorError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct MissingRequiredClientCapabilityErrorError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1,
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`MissingRequiredClientCapabilityErrorErrorCode`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityErrorErrorCode(i64);
 impl ::std::ops::Deref for MissingRequiredClientCapabilityErrorErrorCode {
     type Target = i64;
@@ -3313,16 +10653,87 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErro
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`MissingRequiredClientCapabilityErrorErrorData`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityErrorErrorData {
     ///The capabilities the server requires from the client to process this request.
-    #[serde(rename = "requiredCapabilities")]
     pub required_capabilities: ClientCapabilities,
 }
+impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorData {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorErrorData", len)?;
+        state.serialize_field("requiredCapabilities", &self.required_capabilities)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for MissingRequiredClientCapabilityErrorErrorData {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct MissingRequiredClientCapabilityErrorErrorData",
+            ::std::option::Option::Some(&["requiredCapabilities"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "requiredCapabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requiredCapabilities"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            required_capabilities: field0,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErrorData {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`MultiSelectEnumSchema`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum MultiSelectEnumSchema {
     UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
     TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
@@ -3337,76 +10748,104 @@ impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema
         Self::TitledMultiSelectEnumSchema(value)
     }
 }
+impl crate::support::FromValue for MultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for MultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NotificationMetaObject {
     /**Identifies the subscription stream a notification was delivered on. The
 server MUST include this key on every notification delivered via a
@@ -3418,47 +10857,327 @@ why it is optional here.
 
 The value is the JSON-RPC ID of the `subscriptions/listen` request that
 opened the stream.*/
-    #[serde(
-        rename = "io.modelcontextprotocol/subscriptionId",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub io_modelcontextprotocol_subscription_id: ::std::option::Option<RequestId>,
 }
+impl ::serde::Serialize for NotificationMetaObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize
+            + usize::from(self.io_modelcontextprotocol_subscription_id.is_some());
+        let mut state = serializer.serialize_struct("NotificationMetaObject", len)?;
+        if self.io_modelcontextprotocol_subscription_id.is_some() {
+            state
+                .serialize_field(
+                    "io.modelcontextprotocol/subscriptionId",
+                    &self.io_modelcontextprotocol_subscription_id,
+                )?;
+        } else {
+            state.skip_field("io.modelcontextprotocol/subscriptionId")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for NotificationMetaObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct NotificationMetaObject",
+            ::std::option::Option::Some(&["io.modelcontextprotocol/subscriptionId"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "io.modelcontextprotocol/subscriptionId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            io_modelcontextprotocol_subscription_id: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for NotificationMetaObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for any notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NotificationParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
 }
+impl ::serde::Serialize for NotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("NotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for NotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct NotificationParams",
+            ::std::option::Option::Some(&["_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for NotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`PaginatedRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PaginatedRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ::std::string::String,
     pub params: PaginatedRequestParams,
 }
+impl ::serde::Serialize for PaginatedRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 4usize;
+        let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("method", &self.method)?;
+        state.serialize_field("params", &self.params)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedRequest",
+            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for paginated requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParams {
     /**An opaque token representing the current pagination position.
 If provided, the server should return results starting after this cursor.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
 }
+impl ::serde::Serialize for PaginatedRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.cursor.is_some());
+        let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
+        if self.cursor.is_some() {
+            state.serialize_field("cursor", &self.cursor)?;
+        } else {
+            state.skip_field("cursor")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedRequestParams",
+            ::std::option::Option::Some(&["cursor", "_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "cursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        ::std::result::Result::Ok(Self {
+            cursor: field0.unwrap_or_default(),
+            meta: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`PaginatedResult`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PaginatedResult {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**An opaque token representing the pagination position after the last returned result.
 If present, there may be more results available.*/
-    #[serde(
-        rename = "nextCursor",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub next_cursor: ::std::option::Option<::std::string::String>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -3467,9 +11186,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PaginatedResult {
@@ -3484,20 +11201,199 @@ impl crate::KeepsUnknownKeys for PaginatedResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PaginatedResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        if self.next_cursor.is_some() {
+            state.serialize_entry("nextCursor", &self.next_cursor)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PaginatedResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PaginatedResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "nextCursor" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            next_cursor: field1.unwrap_or_default(),
+            result_type: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PaginatedResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParseError {
     ///The error type that occurred.
     pub code: ParseErrorCode,
     ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub data: ::std::option::Option<::serde_json::Value>,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for ParseError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.data.is_some());
+        let mut state = serializer.serialize_struct("ParseError", len)?;
+        state.serialize_field("code", &self.code)?;
+        if self.data.is_some() {
+            state.serialize_field("data", &self.data)?;
+        } else {
+            state.skip_field("data")?;
+        }
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ParseError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ParseError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1.unwrap_or_default(),
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ParseError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The error type that occurred.
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParseErrorCode(i64);
 impl ::std::ops::Deref for ParseErrorCode {
     type Target = i64;
@@ -3524,10 +11420,24 @@ impl<'de> ::serde::Deserialize<'de> for ParseErrorCode {
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for ParseErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for ParseErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 /**Restricted schema definitions that only allow primitive types
 without nested objects or arrays.*/
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PrimitiveSchemaDefinition {
     StringSchema(StringSchema),
     NumberSchema(NumberSchema),
@@ -3578,151 +11488,229 @@ impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition 
         Self::LegacyTitledEnumSchema(value)
     }
 }
+impl crate::support::FromValue for PrimitiveSchemaDefinition {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+                consts: &[
+                    ("format", &["date", "date-time", "email", "uri"]),
+                    ("type", &["string"]),
+                ],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "maximum",
+                    "minimum",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["integer", "number"])],
+            },
+            crate::support::Shape {
+                required: &["type"],
+                declared: &["default", "description", "title", "type"],
+                consts: &[("type", &["boolean"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &["default", "description", "enum", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["oneOf", "type"],
+                declared: &["default", "description", "oneOf", "title", "type"],
+                consts: &[("type", &["string"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["items", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["array"])],
+            },
+            crate::support::Shape {
+                required: &["enum", "type"],
+                declared: &[
+                    "default",
+                    "description",
+                    "enum",
+                    "enumNames",
+                    "title",
+                    "type",
+                ],
+                consts: &[("type", &["string"])],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::StringSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::NumberSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BooleanSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledSingleSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::UntitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::TitledMultiSelectEnumSchema(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for PrimitiveSchemaDefinition {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::StringSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::NumberSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::BooleanSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "format",
-                        "maxLength",
-                        "minLength",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[
-                        ("format", &["date", "date-time", "email", "uri"]),
-                        ("type", &["string"]),
-                    ],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "maximum",
-                        "minimum",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["integer", "number"])],
-                },
-                crate::support::Shape {
-                    required: &["type"],
-                    declared: &["default", "description", "title", "type"],
-                    consts: &[("type", &["boolean"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &["default", "description", "enum", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["oneOf", "type"],
-                    declared: &["default", "description", "oneOf", "title", "type"],
-                    consts: &[("type", &["string"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["items", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "items",
-                        "maxItems",
-                        "minItems",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["array"])],
-                },
-                crate::support::Shape {
-                    required: &["enum", "type"],
-                    declared: &[
-                        "default",
-                        "description",
-                        "enum",
-                        "enumNames",
-                        "title",
-                        "type",
-                    ],
-                    consts: &[("type", &["string"])],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => crate::support::member_ref(&value).map(Self::StringSchema),
-                    1usize => crate::support::member_ref(&value).map(Self::NumberSchema),
-                    2usize => crate::support::member_ref(&value).map(Self::BooleanSchema),
-                    3usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledSingleSelectEnumSchema)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledSingleSelectEnumSchema)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::UntitledMultiSelectEnumSchema)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TitledMultiSelectEnumSchema)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::LegacyTitledEnumSchema)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::UntitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::TitledSingleSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::UntitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::TitledMultiSelectEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LegacyTitledEnumSchema(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ProgressNotificationMethod,
     pub params: ProgressNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ProgressNotification {
@@ -3737,26 +11725,241 @@ impl crate::KeepsUnknownKeys for ProgressNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ProgressNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ProgressNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ProgressNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a {@link ProgressNotificationnotifications/progress} notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
     ///An optional message describing the current progress.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub message: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
     ///The progress thus far. This should increase every time progress is made, even if the total is unknown.
     pub progress: ::serde_json::Number,
     ///The progress token which was given in the initial request, used to associate this notification with the request that is proceeding.
-    #[serde(rename = "progressToken")]
     pub progress_token: ProgressToken,
     ///Total number of items to process (or total progress required), if known.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub total: ::std::option::Option<::serde_json::Number>,
 }
+impl ::serde::Serialize for ProgressNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.message.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.total.is_some());
+        let mut state = serializer.serialize_struct("ProgressNotificationParams", len)?;
+        if self.message.is_some() {
+            state.serialize_field("message", &self.message)?;
+        } else {
+            state.skip_field("message")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("progress", &self.progress)?;
+        state.serialize_field("progressToken", &self.progress_token)?;
+        if self.total.is_some() {
+            state.serialize_field("total", &self.total)?;
+        } else {
+            state.skip_field("total")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ProgressNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ProgressNotificationParams",
+            ::std::option::Option::Some(
+                &["message", "_meta", "progress", "progressToken", "total"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "progress" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "total" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("progress"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("progressToken"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            message: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            progress: field2,
+            progress_token: field3,
+            total: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A progress token, used to associate progress notifications with the original request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub enum ProgressToken {
     Integer(i64),
     String(::std::string::String),
@@ -3774,14 +11977,47 @@ impl ::std::convert::From<i64> for ProgressToken {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for ProgressToken {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for ProgressToken {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(crate::support::no_variant("ProgressToken"))
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ProgressToken {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A prompt or prompt template that the server offers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Prompt {
     ///A list of arguments to use for templating the prompt.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub arguments: ::std::option::Option<::std::vec::Vec<PromptArgument>>,
     ///An optional description of what this prompt provides
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -3792,9 +12028,7 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -3804,17 +12038,158 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
 }
+impl ::serde::Serialize for Prompt {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.arguments.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Prompt", len)?;
+        if self.arguments.is_some() {
+            state.serialize_field("arguments", &self.arguments)?;
+        } else {
+            state.skip_field("arguments")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Prompt {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Prompt",
+            ::std::option::Option::Some(
+                &["arguments", "description", "icons", "_meta", "name", "title"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "arguments" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            arguments: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            name: field4,
+            title: field5.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Prompt {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: PromptListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for PromptListChangedNotification {
@@ -3829,23 +12204,185 @@ impl crate::KeepsUnknownKeys for PromptListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for PromptListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Describes a message returned as part of a prompt.
 
 This is similar to {@link SamplingMessage}, but also supports the embedding of
 resources from the MCP server.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     pub content: ContentBlock,
     pub role: Role,
 }
+impl ::serde::Serialize for PromptMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PromptMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for PromptMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct PromptMessage",
+            ::std::option::Option::Some(&["content", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            role: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for PromptMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Sent from the client to the server, to read a specific resource URI.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: ReadResourceRequestMethod,
     pub params: ReadResourceRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceRequest {
@@ -3860,26 +12397,234 @@ impl crate::KeepsUnknownKeys for ReadResourceRequest {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ReadResourceRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `resources/read` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParams {
-    #[serde(
-        rename = "inputResponses",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub input_responses: ::std::option::Option<InputResponses>,
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
-    #[serde(
-        rename = "requestState",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub request_state: ::std::option::Option<::std::string::String>,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ReadResourceRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.input_responses.is_some())
+            + usize::from(self.request_state.is_some());
+        let mut state = serializer.serialize_struct("ReadResourceRequestParams", len)?;
+        if self.input_responses.is_some() {
+            state.serialize_field("inputResponses", &self.input_responses)?;
+        } else {
+            state.skip_field("inputResponses")?;
+        }
+        state.serialize_field("_meta", &self.meta)?;
+        if self.request_state.is_some() {
+            state.serialize_field("requestState", &self.request_state)?;
+        } else {
+            state.skip_field("requestState")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceRequestParams",
+            ::std::option::Option::Some(
+                &["inputResponses", "_meta", "requestState", "uri"],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "inputResponses" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "requestState" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            input_responses: field0.unwrap_or_default(),
+            meta: field1,
+            request_state: field2.unwrap_or_default(),
+            uri: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result returned by the server for a {@link ReadResourceRequestresources/read} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceResult {
     /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
@@ -3891,10 +12636,8 @@ pub struct ReadResourceResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-    #[serde(rename = "cacheScope")]
     pub cache_scope: ReadResourceResultCacheScope,
     pub contents: ::std::vec::Vec<ReadResourceResultContentsItem>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<ResultMetaObject>,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -3903,7 +12646,6 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
     /**A hint from the server indicating how long (in milliseconds) the
 client MAY cache this response before re-fetching. Semantics are
@@ -3913,9 +12655,7 @@ analogous to HTTP Cache-Control max-age.
   The client MAY re-fetch every time the result is needed.
 - If positive, the client SHOULD consider the result fresh for this many
   milliseconds after receiving the response.*/
-    #[serde(rename = "ttlMs")]
     pub ttl_ms: u64,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ReadResourceResult {
@@ -3930,6 +12670,134 @@ impl crate::KeepsUnknownKeys for ReadResourceResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ReadResourceResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("cacheScope", &self.cache_scope)?;
+        state.serialize_entry("contents", &self.contents)?;
+        if self.meta.is_some() {
+            state.serialize_entry("_meta", &self.meta)?;
+        }
+        state.serialize_entry("resultType", &self.result_type)?;
+        state.serialize_entry("ttlMs", &self.ttl_ms)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "cacheScope" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "contents" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "ttlMs" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("cacheScope"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("contents"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("ttlMs"));
+        };
+        ::std::result::Result::Ok(Self {
+            cache_scope: field0,
+            contents: field1,
+            meta: field2.unwrap_or_default(),
+            result_type: field3,
+            ttl_ms: field4,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Indicates the intended scope of the cached response, analogous to HTTP
 `Cache-Control: public` vs `Cache-Control: private`.
 
@@ -3940,22 +12808,9 @@ impl crate::KeepsUnknownKeys for ReadResourceResult {
   same authorization context. Caches MUST NOT be shared across
   authorization contexts (e.g., a different access token requires a
   different cache).*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub enum ReadResourceResultCacheScope {
-    #[serde(rename = "private")]
     Private,
-    #[serde(rename = "public")]
     Public,
 }
 impl ::std::fmt::Display for ReadResourceResultCacheScope {
@@ -3990,9 +12845,39 @@ impl ::std::convert::TryFrom<::std::string::String> for ReadResourceResultCacheS
         value.parse()
     }
 }
+impl ::serde::Serialize for ReadResourceResultCacheScope {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        let (index, value) = match self {
+            Self::Private => (0u32, "private"),
+            Self::Public => (1u32, "public"),
+        };
+        serializer.serialize_unit_variant("ReadResourceResultCacheScope", index, value)
+    }
+}
+impl crate::support::FromValue for ReadResourceResultCacheScope {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        ::std::result::Result::Ok(
+            match crate::support::variant(value, &["private", "public"])? {
+                0usize => Self::Private,
+                _ => Self::Public,
+            },
+        )
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceResultCacheScope {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ReadResourceResultContentsItem`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ReadResourceResultContentsItem {
     TextResourceContents(TextResourceContents),
     BlobResourceContents(BlobResourceContents),
@@ -4007,68 +12892,178 @@ impl ::std::convert::From<BlobResourceContents> for ReadResourceResultContentsIt
         Self::BlobResourceContents(value)
     }
 }
+impl crate::support::FromValue for ReadResourceResultContentsItem {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["text", "uri"],
+                declared: &["_meta", "mimeType", "text", "uri"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["blob", "uri"],
+                declared: &["_meta", "blob", "mimeType", "uri"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::TextResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::BlobResourceContents(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ReadResourceResultContentsItem {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextResourceContents(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["text", "uri"],
-                    declared: &["_meta", "mimeType", "text", "uri"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["blob", "uri"],
-                    declared: &["_meta", "blob", "mimeType", "uri"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::TextResourceContents)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::BlobResourceContents)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::BlobResourceContents(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A successful response from the server for a {@link ReadResourceRequestresources/read} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReadResourceResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: ReadResourceResultResponseResult,
 }
+impl ::serde::Serialize for ReadResourceResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ReadResourceResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ReadResourceResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ReadResourceResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ReadResourceResultResponseResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ReadResourceResultResponseResult {
     ReadResourceResult(ReadResourceResult),
     InputRequiredResult(InputRequiredResult),
@@ -4083,65 +13078,84 @@ impl ::std::convert::From<InputRequiredResult> for ReadResourceResultResponseRes
         Self::InputRequiredResult(value)
     }
 }
+impl crate::support::FromValue for ReadResourceResultResponseResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &["cacheScope", "contents", "resultType", "ttlMs"],
+                declared: &["_meta", "cacheScope", "contents", "resultType", "ttlMs"],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["resultType"],
+                declared: &["_meta", "inputRequests", "requestState", "resultType"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponseResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ReadResourceResultResponseResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &["cacheScope", "contents", "resultType", "ttlMs"],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "contents",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["resultType"],
-                    declared: &["_meta", "inputRequests", "requestState", "resultType"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::ReadResourceResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::InputRequiredResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::InputRequiredResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///A uniquely identifying ID for a request in JSON-RPC.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub enum RequestId {
     Integer(i64),
     String(::std::string::String),
@@ -4159,15 +13173,49 @@ impl ::std::convert::From<i64> for RequestId {
         Self::Integer(value)
     }
 }
+impl ::serde::Serialize for RequestId {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
+    }
+}
+impl crate::support::FromValue for RequestId {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::Integer(inner));
+        }
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
+            value.clone(),
+        ) {
+            return ::std::result::Result::Ok(Self::String(inner));
+        }
+        ::std::result::Result::Err(crate::support::no_variant("RequestId"))
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestId {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestMetaObject {
     /**The client's capabilities for this specific request. Required.
 
 Capabilities are declared per-request rather than once at initialization;
 an empty object means the client supports no optional capabilities.
 Servers MUST NOT infer capabilities from prior requests.*/
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     pub io_modelcontextprotocol_client_capabilities: ClientCapabilities,
     /**Identifies the client software making the request. Clients SHOULD
 include this field on every request unless specifically configured not
@@ -4180,20 +13228,12 @@ The value is self-reported by the client and is not verified by the
 protocol. It is intended for display, logging, and debugging. Servers
 SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
 security decisions.*/
-    #[serde(
-        rename = "io.modelcontextprotocol/clientInfo",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub io_modelcontextprotocol_client_info: ::std::option::Option<Implementation>,
     /**The desired log level for this request. Optional.
 
 If absent, the server MUST NOT send any {@link LoggingMessageNotificationnotifications/message}
 notifications for this request. The client opts in to log messages by
 explicitly setting a level. Replaces the former `logging/setLevel` RPC.*/
-    #[serde(
-        rename = "io.modelcontextprotocol/logLevel",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub io_modelcontextprotocol_log_level: ::std::option::Option<LoggingLevel>,
     /**The MCP Protocol Version being used for this request. Required.
 
@@ -4201,31 +13241,231 @@ For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
 header; otherwise the server MUST return a `400 Bad Request`. If the
 server does not support the requested version, it MUST return an
 {@link UnsupportedProtocolVersionError}.*/
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     pub io_modelcontextprotocol_protocol_version: ::std::string::String,
     ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by {@link ProgressNotificationnotifications/progress}). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    #[serde(
-        rename = "progressToken",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub progress_token: ::std::option::Option<ProgressToken>,
 }
+impl ::serde::Serialize for RequestMetaObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize
+            + usize::from(self.io_modelcontextprotocol_client_info.is_some())
+            + usize::from(self.io_modelcontextprotocol_log_level.is_some())
+            + usize::from(self.progress_token.is_some());
+        let mut state = serializer.serialize_struct("RequestMetaObject", len)?;
+        state
+            .serialize_field(
+                "io.modelcontextprotocol/clientCapabilities",
+                &self.io_modelcontextprotocol_client_capabilities,
+            )?;
+        if self.io_modelcontextprotocol_client_info.is_some() {
+            state
+                .serialize_field(
+                    "io.modelcontextprotocol/clientInfo",
+                    &self.io_modelcontextprotocol_client_info,
+                )?;
+        } else {
+            state.skip_field("io.modelcontextprotocol/clientInfo")?;
+        }
+        if self.io_modelcontextprotocol_log_level.is_some() {
+            state
+                .serialize_field(
+                    "io.modelcontextprotocol/logLevel",
+                    &self.io_modelcontextprotocol_log_level,
+                )?;
+        } else {
+            state.skip_field("io.modelcontextprotocol/logLevel")?;
+        }
+        state
+            .serialize_field(
+                "io.modelcontextprotocol/protocolVersion",
+                &self.io_modelcontextprotocol_protocol_version,
+            )?;
+        if self.progress_token.is_some() {
+            state.serialize_field("progressToken", &self.progress_token)?;
+        } else {
+            state.skip_field("progressToken")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestMetaObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestMetaObject",
+            ::std::option::Option::Some(
+                &[
+                    "io.modelcontextprotocol/clientCapabilities",
+                    "io.modelcontextprotocol/clientInfo",
+                    "io.modelcontextprotocol/logLevel",
+                    "io.modelcontextprotocol/protocolVersion",
+                    "progressToken",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "io.modelcontextprotocol/clientCapabilities" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "io.modelcontextprotocol/clientInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "io.modelcontextprotocol/logLevel" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "io.modelcontextprotocol/protocolVersion" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "progressToken" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field(
+                    "io.modelcontextprotocol/clientCapabilities",
+                ),
+            );
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("io.modelcontextprotocol/protocolVersion"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            io_modelcontextprotocol_client_capabilities: field0,
+            io_modelcontextprotocol_client_info: field1.unwrap_or_default(),
+            io_modelcontextprotocol_log_level: field2.unwrap_or_default(),
+            io_modelcontextprotocol_protocol_version: field3,
+            progress_token: field4.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestMetaObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for any request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestParams {
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
 }
+impl ::serde::Serialize for RequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("RequestParams", len)?;
+        state.serialize_field("_meta", &self.meta)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for RequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct RequestParams",
+            ::std::option::Option::Some(&["_meta"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        ::std::result::Result::Ok(Self { meta: field0 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for RequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4236,19 +13476,15 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -4256,34 +13492,324 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for Resource {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Resource", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Resource {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Resource",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            size: field6.unwrap_or_default(),
+            title: field7.unwrap_or_default(),
+            uri: field8,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Resource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The contents of a specific resource or sub-resource.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceContents {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///The URI of this resource.
     pub uri: ::std::string::String,
+}
+impl ::serde::Serialize for ResourceContents {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some());
+        let mut state = serializer.serialize_struct("ResourceContents", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceContents {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceContents",
+            ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            mime_type: field1.unwrap_or_default(),
+            uri: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceContents {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A resource that the server is capable of reading, included in a prompt or tool call result.
 
 Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this resource represents.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4294,19 +13820,15 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /**The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
 This can be used by Hosts to display file sizes and estimate context window usage.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub size: ::std::option::Option<i64>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -4314,21 +13836,239 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ResourceLinkType,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceLink {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceLink", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.size.is_some() {
+            state.serialize_field("size", &self.size)?;
+        } else {
+            state.skip_field("size")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceLink {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceLink",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "size",
+                    "title",
+                    "type",
+                    "uri",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        let mut field8 = ::std::option::Option::None;
+        let mut field9 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "size" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field8 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field9 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field8) = field8 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        let ::std::option::Option::Some(field9) = field9 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            size: field6.unwrap_or_default(),
+            title: field7.unwrap_or_default(),
+            type_: field8,
+            uri: field9,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceLink {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ResourceListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
@@ -4343,24 +14083,181 @@ impl crate::KeepsUnknownKeys for ResourceListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ResourceListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Common params for resource-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
     ///The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ResourceRequestParams", len)?;
+        state.serialize_field("_meta", &self.meta)?;
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceRequestParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self { meta: field0, uri: field1 })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
     /**A description of what this template is for.
 
 This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -4371,12 +14268,9 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -4386,19 +14280,205 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
     ///A URI template (according to RFC 6570) that can be used to construct resource URIs.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceTemplate {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("uriTemplate", &self.uri_template)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceTemplate {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceTemplate",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "_meta",
+                    "mimeType",
+                    "name",
+                    "title",
+                    "uriTemplate",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uriTemplate" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field7) = field7 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("uriTemplate"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            meta: field3.unwrap_or_default(),
+            mime_type: field4.unwrap_or_default(),
+            name: field5,
+            title: field6.unwrap_or_default(),
+            uri_template: field7,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ResourceUpdatedNotificationMethod,
     pub params: ResourceUpdatedNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
@@ -4413,16 +14493,181 @@ impl crate::KeepsUnknownKeys for ResourceUpdatedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ResourceUpdatedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceUpdatedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceUpdatedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Parameters for a `notifications/resources/updated` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
     ///The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for ResourceUpdatedNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer
+            .serialize_struct("ResourceUpdatedNotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResourceUpdatedNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResourceUpdatedNotificationParams",
+            ::std::option::Option::Some(&["_meta", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            uri: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResourceUpdatedNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Extends {@link MetaObject} with additional result-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResultMetaObject {
     /**Identifies the server software producing the response. Servers SHOULD
 include this field on every response unless specifically configured not
@@ -4435,29 +14680,75 @@ The value is self-reported by the server and is not verified by the
 protocol. It is intended for display, logging, and debugging. Clients
 SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
 security decisions.*/
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
+}
+impl ::serde::Serialize for ResultMetaObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize
+            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
+        let mut state = serializer.serialize_struct("ResultMetaObject", len)?;
+        if self.io_modelcontextprotocol_server_info.is_some() {
+            state
+                .serialize_field(
+                    "io.modelcontextprotocol/serverInfo",
+                    &self.io_modelcontextprotocol_server_info,
+                )?;
+        } else {
+            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ResultMetaObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ResultMetaObject",
+            ::std::option::Option::Some(&["io.modelcontextprotocol/serverInfo"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "io.modelcontextprotocol/serverInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResultMetaObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Indicates the type of a {@link Result} object, allowing the client to
 determine how to parse the response.
 
 complete - the request completed successfully and the result contains the final content.
 input_required - the request requires additional input and the result contains an {@link InputRequiredResult} object with instructions for the client to provide additional input before retrying the original request.*/
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-#[serde(transparent)]
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub struct ResultType(pub ::std::string::String);
 impl ::std::ops::Deref for ResultType {
     type Target = ::std::string::String;
@@ -4486,32 +14777,231 @@ impl ::std::str::FromStr for ResultType {
         Ok(Self(value.to_string()))
     }
 }
+impl ::serde::Serialize for ResultType {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for ResultType {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        match crate::support::from_value(value) {
+            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ResultType {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Represents a root directory or file that the server can operate on.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Root {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     /**An optional name for the root. This can be used to provide a human-readable
 identifier for the root, which may be useful for display purposes or for
 referencing the root in other parts of the application.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub name: ::std::option::Option<::std::string::String>,
     /**The URI identifying the root. This *must* start with `file://` for now.
 This restriction may be relaxed in future versions of the protocol to allow
 other URI schemes.*/
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for Root {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some())
+            + usize::from(self.name.is_some());
+        let mut state = serializer.serialize_struct("Root", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.name.is_some() {
+            state.serialize_field("name", &self.name)?;
+        } else {
+            state.skip_field("name")?;
+        }
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for Root {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Root",
+            ::std::option::Option::Some(&["_meta", "name", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            name: field1.unwrap_or_default(),
+            uri: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Root {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     pub content: SamplingMessageContent,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     pub role: Role,
 }
+impl ::serde::Serialize for SamplingMessage {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
+        state.serialize_field("content", &self.content)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("role", &self.role)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SamplingMessage {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SamplingMessage",
+            ::std::option::Option::Some(&["content", "_meta", "role"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "role" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("role"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            meta: field1.unwrap_or_default(),
+            role: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`SamplingMessageContent`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContent {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -4551,42 +15041,94 @@ for SamplingMessageContent {
         Self::Array(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return crate::support::member(value.clone()).map(Self::Array);
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return crate::support::member(value.clone()).map(Self::Array);
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::Array(inner) => ::serde::Serialize::serialize(inner, serializer),
+        }
     }
 }
 ///`SamplingMessageContentBlock`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SamplingMessageContentBlock {
     TextContent(TextContent),
     ImageContent(ImageContent),
@@ -4619,49 +15161,99 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResultContent(value)
     }
 }
+impl crate::support::FromValue for SamplingMessageContentBlock {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "type")? {
+            "text" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::TextContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "image" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ImageContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "audio" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::AudioContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_use" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolUseContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "tool_result" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolResultContent(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "type",
+                        other,
+                        &["text", "image", "audio", "tool_use", "tool_result"],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for SamplingMessageContentBlock {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::TextContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ImageContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::AudioContent(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::ToolUseContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "type")? {
-                "text" => crate::support::member(value).map(Self::TextContent),
-                "image" => crate::support::member(value).map(Self::ImageContent),
-                "audio" => crate::support::member(value).map(Self::AudioContent),
-                "tool_use" => crate::support::member(value).map(Self::ToolUseContent),
-                "tool_result" => {
-                    crate::support::member(value).map(Self::ToolResultContent)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "type",
-                            other,
-                            &["text", "image", "audio", "tool_use", "tool_result"],
-                        ),
-                    )
-                }
+            Self::ToolResultContent(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+        }
     }
 }
 ///Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCapabilities {
     ///Present if the server supports argument autocompletion suggestions.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub completions: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
     ///Experimental, non-standard capabilities that the server supports.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub experimental: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -4674,7 +15266,6 @@ objects. An empty object indicates support with no settings.
 
 Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
 mandatory prefix.*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub extensions: ::std::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -4682,20 +15273,187 @@ mandatory prefix.*/
         >,
     >,
     ///Present if the server supports sending log messages to the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub logging: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub prompts: ::std::option::Option<ServerCapabilitiesPrompts>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub resources: ::std::option::Option<ServerCapabilitiesResources>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tools: ::std::option::Option<ServerCapabilitiesTools>,
 }
+impl ::serde::Serialize for ServerCapabilities {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.completions.is_some())
+            + usize::from(self.experimental.is_some())
+            + usize::from(self.extensions.is_some())
+            + usize::from(self.logging.is_some()) + usize::from(self.prompts.is_some())
+            + usize::from(self.resources.is_some()) + usize::from(self.tools.is_some());
+        let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
+        if self.completions.is_some() {
+            state.serialize_field("completions", &self.completions)?;
+        } else {
+            state.skip_field("completions")?;
+        }
+        if self.experimental.is_some() {
+            state.serialize_field("experimental", &self.experimental)?;
+        } else {
+            state.skip_field("experimental")?;
+        }
+        if self.extensions.is_some() {
+            state.serialize_field("extensions", &self.extensions)?;
+        } else {
+            state.skip_field("extensions")?;
+        }
+        if self.logging.is_some() {
+            state.serialize_field("logging", &self.logging)?;
+        } else {
+            state.skip_field("logging")?;
+        }
+        if self.prompts.is_some() {
+            state.serialize_field("prompts", &self.prompts)?;
+        } else {
+            state.skip_field("prompts")?;
+        }
+        if self.resources.is_some() {
+            state.serialize_field("resources", &self.resources)?;
+        } else {
+            state.skip_field("resources")?;
+        }
+        if self.tools.is_some() {
+            state.serialize_field("tools", &self.tools)?;
+        } else {
+            state.skip_field("tools")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ServerCapabilities {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ServerCapabilities",
+            ::std::option::Option::Some(
+                &[
+                    "completions",
+                    "experimental",
+                    "extensions",
+                    "logging",
+                    "prompts",
+                    "resources",
+                    "tools",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "completions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "experimental" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "extensions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "logging" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "prompts" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resources" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "tools" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            completions: field0.unwrap_or_default(),
+            experimental: field1.unwrap_or_default(),
+            extensions: field2.unwrap_or_default(),
+            logging: field3.unwrap_or_default(),
+            prompts: field4.unwrap_or_default(),
+            resources: field5.unwrap_or_default(),
+            tools: field6.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerCapabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`ServerNotification`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerNotification {
     CancelledNotification(CancelledNotification),
     ProgressNotification(ProgressNotification),
@@ -4746,71 +15504,145 @@ impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
         Self::LoggingMessageNotification(value)
     }
 }
+impl crate::support::FromValue for ServerNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        match crate::support::tag(&value, "method")? {
+            "notifications/cancelled" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::CancelledNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/progress" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ProgressNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/resources/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::ResourceListChangedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/subscriptions/acknowledged" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(
+                            Self::SubscriptionsAcknowledgedNotification(m),
+                        )
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/resources/updated" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ResourceUpdatedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/prompts/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::PromptListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/tools/list_changed" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::ToolListChangedNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            "notifications/message" => {
+                match crate::support::member(value) {
+                    ::std::result::Result::Ok(m) => {
+                        ::std::result::Result::Ok(Self::LoggingMessageNotification(m))
+                    }
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+            other => {
+                ::std::result::Result::Err(
+                    crate::support::unknown_tag(
+                        "method",
+                        other,
+                        &[
+                            "notifications/cancelled",
+                            "notifications/progress",
+                            "notifications/resources/list_changed",
+                            "notifications/subscriptions/acknowledged",
+                            "notifications/resources/updated",
+                            "notifications/prompts/list_changed",
+                            "notifications/tools/list_changed",
+                            "notifications/message",
+                        ],
+                    ),
+                )
+            }
+        }
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::CancelledNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            match crate::support::tag(&value, "method")? {
-                "notifications/cancelled" => {
-                    crate::support::member(value).map(Self::CancelledNotification)
-                }
-                "notifications/progress" => {
-                    crate::support::member(value).map(Self::ProgressNotification)
-                }
-                "notifications/resources/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::ResourceListChangedNotification)
-                }
-                "notifications/subscriptions/acknowledged" => {
-                    crate::support::member(value)
-                        .map(Self::SubscriptionsAcknowledgedNotification)
-                }
-                "notifications/resources/updated" => {
-                    crate::support::member(value).map(Self::ResourceUpdatedNotification)
-                }
-                "notifications/prompts/list_changed" => {
-                    crate::support::member(value)
-                        .map(Self::PromptListChangedNotification)
-                }
-                "notifications/tools/list_changed" => {
-                    crate::support::member(value).map(Self::ToolListChangedNotification)
-                }
-                "notifications/message" => {
-                    crate::support::member(value).map(Self::LoggingMessageNotification)
-                }
-                other => {
-                    ::std::result::Result::Err(
-                        crate::support::unknown_tag(
-                            "method",
-                            other,
-                            &[
-                                "notifications/cancelled",
-                                "notifications/progress",
-                                "notifications/resources/list_changed",
-                                "notifications/subscriptions/acknowledged",
-                                "notifications/resources/updated",
-                                "notifications/prompts/list_changed",
-                                "notifications/tools/list_changed",
-                                "notifications/message",
-                            ],
-                        ),
-                    )
-                }
+            Self::ProgressNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ResourceListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SubscriptionsAcknowledgedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ResourceUpdatedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::PromptListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ToolListChangedNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::LoggingMessageNotification(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`ServerResult`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ServerResult {
     DiscoverResult(DiscoverResult),
     ListResourcesResult(ListResourcesResult),
@@ -4885,254 +15717,607 @@ impl ::std::convert::From<SubscriptionsListenResult> for ServerResult {
         Self::SubscriptionsListenResult(value)
     }
 }
+impl crate::support::FromValue for ServerResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        if !value.is_object() {
+            return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        }
+        const SHAPES: &[crate::support::Shape] = &[
+            crate::support::Shape {
+                required: &[
+                    "cacheScope",
+                    "capabilities",
+                    "resultType",
+                    "supportedVersions",
+                    "ttlMs",
+                ],
+                declared: &[
+                    "_meta",
+                    "cacheScope",
+                    "capabilities",
+                    "instructions",
+                    "resultType",
+                    "supportedVersions",
+                    "ttlMs",
+                ],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["cacheScope", "resources", "resultType", "ttlMs"],
+                declared: &[
+                    "_meta",
+                    "cacheScope",
+                    "nextCursor",
+                    "resources",
+                    "resultType",
+                    "ttlMs",
+                ],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["cacheScope", "resourceTemplates", "resultType", "ttlMs"],
+                declared: &[
+                    "_meta",
+                    "cacheScope",
+                    "nextCursor",
+                    "resourceTemplates",
+                    "resultType",
+                    "ttlMs",
+                ],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["cacheScope", "contents", "resultType", "ttlMs"],
+                declared: &["_meta", "cacheScope", "contents", "resultType", "ttlMs"],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["cacheScope", "prompts", "resultType", "ttlMs"],
+                declared: &[
+                    "_meta",
+                    "cacheScope",
+                    "nextCursor",
+                    "prompts",
+                    "resultType",
+                    "ttlMs",
+                ],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["messages", "resultType"],
+                declared: &["_meta", "description", "messages", "resultType"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["cacheScope", "resultType", "tools", "ttlMs"],
+                declared: &[
+                    "_meta",
+                    "cacheScope",
+                    "nextCursor",
+                    "resultType",
+                    "tools",
+                    "ttlMs",
+                ],
+                consts: &[("cacheScope", &["private", "public"])],
+            },
+            crate::support::Shape {
+                required: &["content", "resultType"],
+                declared: &[
+                    "_meta",
+                    "content",
+                    "isError",
+                    "resultType",
+                    "structuredContent",
+                ],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["completion", "resultType"],
+                declared: &["_meta", "completion", "resultType"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resultType"],
+                declared: &["_meta", "resultType"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["resultType"],
+                declared: &["_meta", "inputRequests", "requestState", "resultType"],
+                consts: &[],
+            },
+            crate::support::Shape {
+                required: &["_meta", "resultType"],
+                declared: &["_meta", "resultType"],
+                consts: &[],
+            },
+        ];
+        let mut error = ::std::option::Option::None;
+        for index in crate::support::ranked(&value, SHAPES) {
+            let attempt = match index {
+                0usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::DiscoverResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                1usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListResourcesResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                2usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(
+                                Self::ListResourceTemplatesResult(m),
+                            )
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                3usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ReadResourceResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                4usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListPromptsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                5usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::GetPromptResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                6usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::ListToolsResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                7usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CallToolResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                8usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::CompleteResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                9usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::Result(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                10usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::InputRequiredResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                11usize => {
+                    match crate::support::member_ref(&value) {
+                        ::std::result::Result::Ok(m) => {
+                            ::std::result::Result::Ok(Self::SubscriptionsListenResult(m))
+                        }
+                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                    }
+                }
+                _ => continue,
+            };
+            match attempt {
+                ::std::result::Result::Ok(parsed) => {
+                    return ::std::result::Result::Ok(parsed);
+                }
+                ::std::result::Result::Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        ::std::result::Result::Err(
+            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
+        )
+    }
+}
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let parsed: ::std::result::Result<Self, crate::support::DispatchError> = (|| {
-            if !value.is_object() {
-                return ::std::result::Result::Err(crate::support::not_an_object(&value));
+        crate::support::deserialize(deserializer)
+    }
+}
+impl ::serde::Serialize for ServerResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::DiscoverResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            const SHAPES: &[crate::support::Shape] = &[
-                crate::support::Shape {
-                    required: &[
-                        "cacheScope",
-                        "capabilities",
-                        "resultType",
-                        "supportedVersions",
-                        "ttlMs",
-                    ],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "capabilities",
-                        "instructions",
-                        "resultType",
-                        "supportedVersions",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["cacheScope", "resources", "resultType", "ttlMs"],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "nextCursor",
-                        "resources",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &[
-                        "cacheScope",
-                        "resourceTemplates",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "nextCursor",
-                        "resourceTemplates",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["cacheScope", "contents", "resultType", "ttlMs"],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "contents",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["cacheScope", "prompts", "resultType", "ttlMs"],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "nextCursor",
-                        "prompts",
-                        "resultType",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["messages", "resultType"],
-                    declared: &["_meta", "description", "messages", "resultType"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["cacheScope", "resultType", "tools", "ttlMs"],
-                    declared: &[
-                        "_meta",
-                        "cacheScope",
-                        "nextCursor",
-                        "resultType",
-                        "tools",
-                        "ttlMs",
-                    ],
-                    consts: &[("cacheScope", &["private", "public"])],
-                },
-                crate::support::Shape {
-                    required: &["content", "resultType"],
-                    declared: &[
-                        "_meta",
-                        "content",
-                        "isError",
-                        "resultType",
-                        "structuredContent",
-                    ],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["completion", "resultType"],
-                    declared: &["_meta", "completion", "resultType"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resultType"],
-                    declared: &["_meta", "resultType"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["resultType"],
-                    declared: &["_meta", "inputRequests", "requestState", "resultType"],
-                    consts: &[],
-                },
-                crate::support::Shape {
-                    required: &["_meta", "resultType"],
-                    declared: &["_meta", "resultType"],
-                    consts: &[],
-                },
-            ];
-            let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
-                let attempt = match index {
-                    0usize => {
-                        crate::support::member_ref(&value).map(Self::DiscoverResult)
-                    }
-                    1usize => {
-                        crate::support::member_ref(&value).map(Self::ListResourcesResult)
-                    }
-                    2usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::ListResourceTemplatesResult)
-                    }
-                    3usize => {
-                        crate::support::member_ref(&value).map(Self::ReadResourceResult)
-                    }
-                    4usize => {
-                        crate::support::member_ref(&value).map(Self::ListPromptsResult)
-                    }
-                    5usize => {
-                        crate::support::member_ref(&value).map(Self::GetPromptResult)
-                    }
-                    6usize => {
-                        crate::support::member_ref(&value).map(Self::ListToolsResult)
-                    }
-                    7usize => {
-                        crate::support::member_ref(&value).map(Self::CallToolResult)
-                    }
-                    8usize => {
-                        crate::support::member_ref(&value).map(Self::CompleteResult)
-                    }
-                    9usize => crate::support::member_ref(&value).map(Self::Result),
-                    10usize => {
-                        crate::support::member_ref(&value).map(Self::InputRequiredResult)
-                    }
-                    11usize => {
-                        crate::support::member_ref(&value)
-                            .map(Self::SubscriptionsListenResult)
-                    }
-                    _ => continue,
-                };
-                match attempt {
-                    ::std::result::Result::Ok(parsed) => {
-                        return ::std::result::Result::Ok(parsed);
-                    }
-                    ::std::result::Result::Err(e) => {
-                        error.get_or_insert(e);
-                    }
-                }
+            Self::ListResourcesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
-        })();
-        parsed.map_err(::serde::de::Error::custom)
+            Self::ListResourceTemplatesResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ReadResourceResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListPromptsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::GetPromptResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::ListToolsResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CallToolResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::CompleteResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::Result(inner) => ::serde::Serialize::serialize(inner, serializer),
+            Self::InputRequiredResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+            Self::SubscriptionsListenResult(inner) => {
+                ::serde::Serialize::serialize(inner, serializer)
+            }
+        }
     }
 }
 ///`StringSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StringSchema {
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub format: ::std::option::Option<StringSchemaFormat>,
-    #[serde(
-        rename = "maxLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub max_length: ::std::option::Option<i64>,
-    #[serde(
-        rename = "minLength",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub min_length: ::std::option::Option<i64>,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: StringSchemaType,
+}
+impl ::serde::Serialize for StringSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
+            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("StringSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.format.is_some() {
+            state.serialize_field("format", &self.format)?;
+        } else {
+            state.skip_field("format")?;
+        }
+        if self.max_length.is_some() {
+            state.serialize_field("maxLength", &self.max_length)?;
+        } else {
+            state.skip_field("maxLength")?;
+        }
+        if self.min_length.is_some() {
+            state.serialize_field("minLength", &self.min_length)?;
+        } else {
+            state.skip_field("minLength")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for StringSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct StringSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "format" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minLength" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            format: field2.unwrap_or_default(),
+            max_length: field3.unwrap_or_default(),
+            min_length: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for StringSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**The set of notification types a client may opt in to on a
 {@link SubscriptionsListenRequestsubscriptions/listen} request.
 
 Each notification type is **opt-in**; the server **MUST NOT** send
 notification types the client has not explicitly requested here.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubscriptionFilter {
     ///If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
-    #[serde(
-        rename = "promptsListChanged",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub prompts_list_changed: ::std::option::Option<bool>,
     /**Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
 Replaces the former `resources/subscribe` RPC.*/
-    #[serde(
-        rename = "resourceSubscriptions",
-        default,
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub resource_subscriptions: ::std::option::Option<
         ::std::vec::Vec<::std::string::String>,
     >,
     ///If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
-    #[serde(
-        rename = "resourcesListChanged",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub resources_list_changed: ::std::option::Option<bool>,
     ///If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
-    #[serde(
-        rename = "toolsListChanged",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub tools_list_changed: ::std::option::Option<bool>,
+}
+impl ::serde::Serialize for SubscriptionFilter {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 0usize + usize::from(self.prompts_list_changed.is_some())
+            + usize::from(self.resource_subscriptions.is_some())
+            + usize::from(self.resources_list_changed.is_some())
+            + usize::from(self.tools_list_changed.is_some());
+        let mut state = serializer.serialize_struct("SubscriptionFilter", len)?;
+        if self.prompts_list_changed.is_some() {
+            state.serialize_field("promptsListChanged", &self.prompts_list_changed)?;
+        } else {
+            state.skip_field("promptsListChanged")?;
+        }
+        if self.resource_subscriptions.is_some() {
+            state
+                .serialize_field("resourceSubscriptions", &self.resource_subscriptions)?;
+        } else {
+            state.skip_field("resourceSubscriptions")?;
+        }
+        if self.resources_list_changed.is_some() {
+            state.serialize_field("resourcesListChanged", &self.resources_list_changed)?;
+        } else {
+            state.skip_field("resourcesListChanged")?;
+        }
+        if self.tools_list_changed.is_some() {
+            state.serialize_field("toolsListChanged", &self.tools_list_changed)?;
+        } else {
+            state.skip_field("toolsListChanged")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionFilter {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionFilter",
+            ::std::option::Option::Some(
+                &[
+                    "promptsListChanged",
+                    "resourceSubscriptions",
+                    "resourcesListChanged",
+                    "toolsListChanged",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "promptsListChanged" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourceSubscriptions" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resourcesListChanged" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "toolsListChanged" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            prompts_list_changed: field0.unwrap_or_default(),
+            resource_subscriptions: field1.unwrap_or_default(),
+            resources_list_changed: field2.unwrap_or_default(),
+            tools_list_changed: field3.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionFilter {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Sent by the server to acknowledge that a
 {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
@@ -5144,12 +16329,11 @@ NOT send any notification on the subscription before acknowledging it. On
 stdio, where every subscription shares one channel, this ordering is defined
 per subscription ID and not per channel: messages belonging to other
 subscriptions MAY be interleaved before it.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsAcknowledgedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: SubscriptionsAcknowledgedNotificationMethod,
     pub params: SubscriptionsAcknowledgedNotificationParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsAcknowledgedNotification {
@@ -5162,6 +16346,99 @@ impl crate::KeepsUnknownKeys for SubscriptionsAcknowledgedNotification {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for SubscriptionsAcknowledgedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsAcknowledgedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsAcknowledgedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`SubscriptionsAcknowledgedNotificationMethod`
@@ -5192,10 +16469,16 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotificationMet
             .map(|()| Self)
     }
 }
+impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsAcknowledgedNotificationParams {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<NotificationMetaObject>,
     /**The subset of requested notification types the server agreed to honor.
 Only includes notification types the server actually supports; if the
@@ -5203,16 +16486,90 @@ client requested an unsupported type (e.g., `promptsListChanged` when
 the server has no prompts), it is omitted from this set.*/
     pub notifications: SubscriptionFilter,
 }
+impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.meta.is_some());
+        let mut state = serializer
+            .serialize_struct("SubscriptionsAcknowledgedNotificationParams", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("notifications", &self.notifications)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsAcknowledgedNotificationParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsAcknowledgedNotificationParams",
+            ::std::option::Option::Some(&["_meta", "notifications"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "notifications" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("notifications"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            notifications: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsAcknowledgedNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Sent from the client to open a long-lived channel for receiving notifications
 outside the context of a specific request. Replaces the previous HTTP GET
 endpoint and ensures consistent behavior between HTTP and STDIO.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequest {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub method: SubscriptionsListenRequestMethod,
     pub params: SubscriptionsListenRequestParams,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenRequest {
@@ -5225,6 +16582,115 @@ impl crate::KeepsUnknownKeys for SubscriptionsListenRequest {
         &mut self,
     ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
         &mut self.extra
+    }
+}
+impl ::serde::Serialize for SubscriptionsListenRequest {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("id", &self.id)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        state.serialize_entry("params", &self.params)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenRequest {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsListenRequest",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("params"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            method: field2,
+            params: field3,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
     }
 }
 ///`SubscriptionsListenRequestMethod`
@@ -5251,24 +16717,103 @@ impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestMethod {
         crate::support::expect_const(deserializer, "subscriptions/listen").map(|()| Self)
     }
 }
+impl crate::support::FromValue for SubscriptionsListenRequestMethod {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen} request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequestParams {
-    #[serde(rename = "_meta")]
     pub meta: RequestMetaObject,
     /**The notifications the client opts in to on this stream. The server
 **MUST NOT** send notification types the client has not explicitly
 requested.*/
     pub notifications: SubscriptionFilter,
 }
+impl ::serde::Serialize for SubscriptionsListenRequestParams {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer
+            .serialize_struct("SubscriptionsListenRequestParams", len)?;
+        state.serialize_field("_meta", &self.meta)?;
+        state.serialize_field("notifications", &self.notifications)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsListenRequestParams",
+            ::std::option::Option::Some(&["_meta", "notifications"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "notifications" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("notifications"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0,
+            notifications: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
 request, signalling that the subscription has ended gracefully (for example,
 during server shutdown). Because the listen stream is long-lived, this result
 is sent only when the server tears the subscription down; an abrupt transport
 close carries no response. The result body is otherwise empty.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResult {
-    #[serde(rename = "_meta")]
     pub meta: SubscriptionsListenResultMetaObject,
     /**Indicates the type of the result, which allows the client to determine
 how to parse the result object.
@@ -5277,9 +16822,7 @@ Servers implementing this protocol version MUST include this field.
 For backward compatibility, when a client receives a result from a
 server implementing an earlier protocol version (which does not include
 `resultType`), the client MUST treat the absent field as `"complete"`.*/
-    #[serde(rename = "resultType")]
     pub result_type: ::std::string::String,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for SubscriptionsListenResult {
@@ -5294,9 +16837,88 @@ impl crate::KeepsUnknownKeys for SubscriptionsListenResult {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for SubscriptionsListenResult {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("_meta", &self.meta)?;
+        state.serialize_entry("resultType", &self.result_type)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsListenResult",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "resultType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("_meta"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("resultType"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0,
+            result_type: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**Extends {@link ResultMetaObject} with the subscription-stream identifier carried by a
 {@link SubscriptionsListenResult}. All key naming rules from `MetaObject` apply.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResultMetaObject {
     /**Identifies the server software producing the response. Servers SHOULD
 include this field on every response unless specifically configured not
@@ -5309,87 +16931,627 @@ The value is self-reported by the server and is not verified by the
 protocol. It is intended for display, logging, and debugging. Clients
 SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
 security decisions.*/
-    #[serde(
-        rename = "io.modelcontextprotocol/serverInfo",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
     /**Identifies the subscription stream this response closes, so the client can
 correlate it with the originating subscription — mirroring the same key on
 the stream's notifications. The value is the JSON-RPC ID of the
 `subscriptions/listen` request that opened the stream (and equals this
 response's `id`).*/
-    #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
     pub io_modelcontextprotocol_subscription_id: RequestId,
+}
+impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 1usize
+            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
+        let mut state = serializer
+            .serialize_struct("SubscriptionsListenResultMetaObject", len)?;
+        if self.io_modelcontextprotocol_server_info.is_some() {
+            state
+                .serialize_field(
+                    "io.modelcontextprotocol/serverInfo",
+                    &self.io_modelcontextprotocol_server_info,
+                )?;
+        } else {
+            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+        }
+        state
+            .serialize_field(
+                "io.modelcontextprotocol/subscriptionId",
+                &self.io_modelcontextprotocol_subscription_id,
+            )?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenResultMetaObject {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsListenResultMetaObject",
+            ::std::option::Option::Some(
+                &[
+                    "io.modelcontextprotocol/serverInfo",
+                    "io.modelcontextprotocol/subscriptionId",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "io.modelcontextprotocol/serverInfo" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "io.modelcontextprotocol/subscriptionId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("io.modelcontextprotocol/subscriptionId"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            io_modelcontextprotocol_server_info: field0.unwrap_or_default(),
+            io_modelcontextprotocol_subscription_id: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResultMetaObject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A successful response from the server for a {@link SubscriptionsListenRequestsubscriptions/listen}
 request, sent when the server tears the subscription down gracefully.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResultResponse {
     pub id: RequestId,
     pub jsonrpc: JsonrpcVersion,
     pub result: SubscriptionsListenResult,
 }
+impl ::serde::Serialize for SubscriptionsListenResultResponse {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("SubscriptionsListenResultResponse", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.serialize_field("result", &self.result)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenResultResponse {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct SubscriptionsListenResultResponse",
+            ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "result" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("result"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            jsonrpc: field1,
+            result: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResultResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Text provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextContent {
     ///Optional annotations for the client.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The text content of the message.
     pub text: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: TextContentType,
 }
+impl ::serde::Serialize for TextContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("TextContent", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("text", &self.text)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TextContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TextContent",
+            ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "text" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            meta: field1.unwrap_or_default(),
+            text: field2,
+            type_: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TextContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`TextResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextResourceContents {
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The MIME type of this resource, if known.
-    #[serde(rename = "mimeType", skip_serializing_if = "::std::option::Option::is_none")]
     pub mime_type: ::std::option::Option<::std::string::String>,
     ///The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     pub text: ::std::string::String,
     ///The URI of this resource.
     pub uri: ::std::string::String,
 }
+impl ::serde::Serialize for TextResourceContents {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.meta.is_some())
+            + usize::from(self.mime_type.is_some());
+        let mut state = serializer.serialize_struct("TextResourceContents", len)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.mime_type.is_some() {
+            state.serialize_field("mimeType", &self.mime_type)?;
+        } else {
+            state.skip_field("mimeType")?;
+        }
+        state.serialize_field("text", &self.text)?;
+        state.serialize_field("uri", &self.uri)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TextResourceContents {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TextResourceContents",
+            ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "mimeType" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "text" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "uri" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("text"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("uri"));
+        };
+        ::std::result::Result::Ok(Self {
+            meta: field0.unwrap_or_default(),
+            mime_type: field1.unwrap_or_default(),
+            text: field2,
+            uri: field3,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Schema for multiple-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
     ///Optional default value.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///Optional description for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub items: TitledMultiSelectEnumSchemaItems,
     ///Maximum number of items to select.
-    #[serde(rename = "maxItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub max_items: ::std::option::Option<i64>,
     ///Minimum number of items to select.
-    #[serde(rename = "minItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub min_items: ::std::option::Option<i64>,
     ///Optional title for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: TitledMultiSelectEnumSchemaType,
 }
+impl ::serde::Serialize for TitledMultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.max_items.is_some())
+            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("TitledMultiSelectEnumSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("items", &self.items)?;
+        if self.max_items.is_some() {
+            state.serialize_field("maxItems", &self.max_items)?;
+        } else {
+            state.skip_field("maxItems")?;
+        }
+        if self.min_items.is_some() {
+            state.serialize_field("minItems", &self.min_items)?;
+        } else {
+            state.skip_field("minItems")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for TitledMultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct TitledMultiSelectEnumSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "items" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            items: field2,
+            max_items: field3.unwrap_or_default(),
+            min_items: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
     /**Optional additional tool information.
 
 Display name precedence order is: `title`, `annotations.title`, then `name`.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<ToolAnnotations>,
     /**A human-readable description of the tool.
 
 This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     /**Optional set of sized icons that the client can display in a user interface.
 
@@ -5400,18 +17562,11 @@ Clients that support rendering icons MUST support at least the following MIME ty
 Clients that support rendering icons SHOULD also support:
 - `image/svg+xml` - SVG images (scalable but requires security precautions)
 - `image/webp` - WebP images (modern, efficient format)*/
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    #[serde(rename = "inputSchema")]
     pub input_schema: ToolInputSchema,
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
-    #[serde(
-        rename = "outputSchema",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub output_schema: ::std::option::Option<ToolOutputSchema>,
     /**Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 even by those unfamiliar with domain-specific terminology.
@@ -5419,8 +17574,197 @@ even by those unfamiliar with domain-specific terminology.
 If not provided, the name should be used for display (except for {@link Tool},
 where `annotations.title` should be given precedence over using `name`,
 if present).*/
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
+}
+impl ::serde::Serialize for Tool {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.annotations.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
+            + usize::from(self.meta.is_some())
+            + usize::from(self.output_schema.is_some())
+            + usize::from(self.title.is_some());
+        let mut state = serializer.serialize_struct("Tool", len)?;
+        if self.annotations.is_some() {
+            state.serialize_field("annotations", &self.annotations)?;
+        } else {
+            state.skip_field("annotations")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        if self.icons.is_some() {
+            state.serialize_field("icons", &self.icons)?;
+        } else {
+            state.skip_field("icons")?;
+        }
+        state.serialize_field("inputSchema", &self.input_schema)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if self.output_schema.is_some() {
+            state.serialize_field("outputSchema", &self.output_schema)?;
+        } else {
+            state.skip_field("outputSchema")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for Tool {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct Tool",
+            ::std::option::Option::Some(
+                &[
+                    "annotations",
+                    "description",
+                    "icons",
+                    "inputSchema",
+                    "_meta",
+                    "name",
+                    "outputSchema",
+                    "title",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        let mut field7 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "annotations" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "icons" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "inputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "outputSchema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field7 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("inputSchema"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        ::std::result::Result::Ok(Self {
+            annotations: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            icons: field2.unwrap_or_default(),
+            input_schema: field3,
+            meta: field4.unwrap_or_default(),
+            name: field5,
+            output_schema: field6.unwrap_or_default(),
+            title: field7.unwrap_or_default(),
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Tool {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**A JSON Schema object defining the expected parameters for the tool.
 
@@ -5436,13 +17780,10 @@ the Streamable HTTP transport specification for the validity and
 extraction rules.
 
 Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolInputSchema {
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: ToolInputSchemaType,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolInputSchema {
@@ -5457,14 +17798,88 @@ impl crate::KeepsUnknownKeys for ToolInputSchema {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolInputSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.schema.is_some() {
+            state.serialize_entry("$schema", &self.schema)?;
+        }
+        state.serialize_entry("type", &self.type_)?;
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolInputSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolInputSchema",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            schema: field0.unwrap_or_default(),
+            type_: field1,
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolInputSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
     pub jsonrpc: JsonrpcVersion,
     pub method: ToolListChangedNotificationMethod,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolListChangedNotification {
@@ -5479,15 +17894,105 @@ impl crate::KeepsUnknownKeys for ToolListChangedNotification {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolListChangedNotification {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        state.serialize_entry("jsonrpc", &self.jsonrpc)?;
+        state.serialize_entry("method", &self.method)?;
+        if self.params.is_some() {
+            state.serialize_entry("params", &self.params)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolListChangedNotification {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolListChangedNotification",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "method" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "params" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("method"));
+        };
+        ::std::result::Result::Ok(Self {
+            jsonrpc: field0,
+            method: field1,
+            params: field2.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolListChangedNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 /**An optional JSON Schema object defining the structure of the tool's output returned in
 the structuredContent field of a {@link CallToolResult}. This can be any valid JSON Schema 2020-12.
 
 Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutputSchema {
-    #[serde(rename = "$schema", skip_serializing_if = "::std::option::Option::is_none")]
     pub schema: ::std::option::Option<::std::string::String>,
-    #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 impl crate::KeepsUnknownKeys for ToolOutputSchema {
@@ -5502,8 +18007,68 @@ impl crate::KeepsUnknownKeys for ToolOutputSchema {
         &mut self.extra
     }
 }
+impl ::serde::Serialize for ToolOutputSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut state = serializer.serialize_map(::std::option::Option::None)?;
+        if self.schema.is_some() {
+            state.serialize_entry("$schema", &self.schema)?;
+        }
+        for (key, value) in &self.extra {
+            state.serialize_entry(key, value)?;
+        }
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolOutputSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolOutputSchema",
+            ::std::option::Option::None,
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut rest = ::serde_json::Map::new();
+        for (key, value) in object {
+            match key.as_str() {
+                "$schema" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {
+                    rest.insert(key, value);
+                }
+            }
+        }
+        ::std::result::Result::Ok(Self {
+            schema: field0.unwrap_or_default(),
+            extra: rest,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolOutputSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///The result of a tool use, provided by the user back to the assistant.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
     /**The unstructured result content of the tool use.
 
@@ -5514,31 +18079,174 @@ audio, resource links, and embedded resources.*/
 
 If true, the content typically describes the error that occurred.
 Default: false*/
-    #[serde(rename = "isError", skip_serializing_if = "::std::option::Option::is_none")]
     pub is_error: ::std::option::Option<bool>,
     /**Optional metadata about the tool result. Clients SHOULD preserve this field when
 including tool results in subsequent sampling requests to enable caching optimizations.*/
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     /**An optional structured result value.
 
 This can be any JSON value (object, array, string, number, boolean, or null).
 If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.*/
-    #[serde(
-        rename = "structuredContent",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
     pub structured_content: ::std::option::Option<::serde_json::Value>,
     /**The ID of the tool use this result corresponds to.
 
 This MUST match the ID from a previous {@link ToolUseContent}.*/
-    #[serde(rename = "toolUseId")]
     pub tool_use_id: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ToolResultContentType,
 }
+impl ::serde::Serialize for ToolResultContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.is_error.is_some())
+            + usize::from(self.meta.is_some())
+            + usize::from(self.structured_content.is_some());
+        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
+        state.serialize_field("content", &self.content)?;
+        if self.is_error.is_some() {
+            state.serialize_field("isError", &self.is_error)?;
+        } else {
+            state.skip_field("isError")?;
+        }
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        if self.structured_content.is_some() {
+            state.serialize_field("structuredContent", &self.structured_content)?;
+        } else {
+            state.skip_field("structuredContent")?;
+        }
+        state.serialize_field("toolUseId", &self.tool_use_id)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolResultContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolResultContent",
+            ::std::option::Option::Some(
+                &[
+                    "content",
+                    "isError",
+                    "_meta",
+                    "structuredContent",
+                    "toolUseId",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "content" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "isError" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "structuredContent" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "toolUseId" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("content"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("toolUseId"),
+            );
+        };
+        let ::std::option::Option::Some(field5) = field5 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            content: field0,
+            is_error: field1.unwrap_or_default(),
+            meta: field2.unwrap_or_default(),
+            structured_content: field3.unwrap_or_default(),
+            tool_use_id: field4,
+            type_: field5,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolResultContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///A request from the assistant to call a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
     /**A unique identifier for this tool use.
 
@@ -5548,35 +18256,328 @@ This ID is used to match tool results to their corresponding tool uses.*/
     pub input: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     /**Optional metadata about the tool use. Clients SHOULD preserve this field when
 including tool uses in subsequent sampling requests to enable caching optimizations.*/
-    #[serde(rename = "_meta", skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<MetaObject>,
     ///The name of the tool to call.
     pub name: ::std::string::String,
-    #[serde(rename = "type")]
     pub type_: ToolUseContentType,
+}
+impl ::serde::Serialize for ToolUseContent {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.meta.is_some());
+        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
+        state.serialize_field("id", &self.id)?;
+        state.serialize_field("input", &self.input)?;
+        if self.meta.is_some() {
+            state.serialize_field("_meta", &self.meta)?;
+        } else {
+            state.skip_field("_meta")?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for ToolUseContent {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct ToolUseContent",
+            ::std::option::Option::Some(&["id", "input", "_meta", "name", "type"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "input" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "_meta" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "name" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("id"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("input"));
+        };
+        let ::std::option::Option::Some(field3) = field3 else {
+            return ::std::result::Result::Err(crate::support::missing_field("name"));
+        };
+        let ::std::option::Option::Some(field4) = field4 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            id: field0,
+            input: field1,
+            meta: field2.unwrap_or_default(),
+            name: field3,
+            type_: field4,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ToolUseContent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }
 /**Returned when the request's protocol version is unknown to the server or
 unsupported (e.g., a known experimental or draft version the server has
 chosen not to implement). For HTTP, the response status code MUST be
 `400 Bad Request`.*/
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionError {
     pub error: UnsupportedProtocolVersionErrorError,
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
     pub jsonrpc: JsonrpcVersion,
 }
+impl ::serde::Serialize for UnsupportedProtocolVersionError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.id.is_some());
+        let mut state = serializer
+            .serialize_struct("UnsupportedProtocolVersionError", len)?;
+        state.serialize_field("error", &self.error)?;
+        if self.id.is_some() {
+            state.serialize_field("id", &self.id)?;
+        } else {
+            state.skip_field("id")?;
+        }
+        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsupportedProtocolVersionError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsupportedProtocolVersionError",
+            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "error" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "id" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "jsonrpc" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("error"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
+        };
+        ::std::result::Result::Ok(Self {
+            error: field0,
+            id: field1.unwrap_or_default(),
+            jsonrpc: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`UnsupportedProtocolVersionErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorError {
     pub code: UnsupportedProtocolVersionErrorErrorCode,
     pub data: UnsupportedProtocolVersionErrorErrorData,
     ///A short description of the error. The message SHOULD be limited to a concise single sentence.
     pub message: ::std::string::String,
 }
+impl ::serde::Serialize for UnsupportedProtocolVersionErrorError {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorError", len)?;
+        state.serialize_field("code", &self.code)?;
+        state.serialize_field("data", &self.data)?;
+        state.serialize_field("message", &self.message)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsupportedProtocolVersionErrorError {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsupportedProtocolVersionErrorError",
+            ::std::option::Option::Some(&["code", "data", "message"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "code" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "data" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "message" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(crate::support::missing_field("code"));
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(crate::support::missing_field("data"));
+        };
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("message"));
+        };
+        ::std::result::Result::Ok(Self {
+            code: field0,
+            data: field1,
+            message: field2,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorError {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///`UnsupportedProtocolVersionErrorErrorCode`
-#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
-#[serde(transparent)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorErrorCode(i64);
 impl ::std::ops::Deref for UnsupportedProtocolVersionErrorErrorCode {
     type Target = i64;
@@ -5603,8 +18604,23 @@ impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorErrorCode
             .map_err(|e| { <D::Error as ::serde::de::Error>::custom(e.to_string()) })
     }
 }
+impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorCode {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        ::serde::Serialize::serialize(&self.0, serializer)
+    }
+}
+impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorCode {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        crate::support::via_serde(value)
+    }
+}
 ///`UnsupportedProtocolVersionErrorErrorData`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorErrorData {
     ///The protocol version that was requested by the client.
     pub requested: ::std::string::String,
@@ -5612,25 +18628,265 @@ pub struct UnsupportedProtocolVersionErrorErrorData {
 mutually supported version from this list and retry.*/
     pub supported: ::std::vec::Vec<::std::string::String>,
 }
+impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorData {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorErrorData", len)?;
+        state.serialize_field("requested", &self.requested)?;
+        state.serialize_field("supported", &self.supported)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UnsupportedProtocolVersionErrorErrorData",
+            ::std::option::Option::Some(&["requested", "supported"]),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "requested" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "supported" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field0) = field0 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("requested"),
+            );
+        };
+        let ::std::option::Option::Some(field1) = field1 else {
+            return ::std::result::Result::Err(
+                crate::support::missing_field("supported"),
+            );
+        };
+        ::std::result::Result::Ok(Self {
+            requested: field0,
+            supported: field1,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorErrorData {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
+}
 ///Schema for multiple-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
     ///Optional default value.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     ///Optional description for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
     pub items: UntitledMultiSelectEnumSchemaItems,
     ///Maximum number of items to select.
-    #[serde(rename = "maxItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub max_items: ::std::option::Option<i64>,
     ///Minimum number of items to select.
-    #[serde(rename = "minItems", skip_serializing_if = "::std::option::Option::is_none")]
     pub min_items: ::std::option::Option<i64>,
     ///Optional title for the enum field.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    #[serde(rename = "type")]
     pub type_: UntitledMultiSelectEnumSchemaType,
+}
+impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.default.is_some())
+            + usize::from(self.description.is_some())
+            + usize::from(self.max_items.is_some())
+            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
+        let mut state = serializer
+            .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
+        if self.default.is_some() {
+            state.serialize_field("default", &self.default)?;
+        } else {
+            state.skip_field("default")?;
+        }
+        if self.description.is_some() {
+            state.serialize_field("description", &self.description)?;
+        } else {
+            state.skip_field("description")?;
+        }
+        state.serialize_field("items", &self.items)?;
+        if self.max_items.is_some() {
+            state.serialize_field("maxItems", &self.max_items)?;
+        } else {
+            state.skip_field("maxItems")?;
+        }
+        if self.min_items.is_some() {
+            state.serialize_field("minItems", &self.min_items)?;
+        } else {
+            state.skip_field("minItems")?;
+        }
+        if self.title.is_some() {
+            state.serialize_field("title", &self.title)?;
+        } else {
+            state.skip_field("title")?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
+}
+impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        let object = match crate::support::object(
+            value,
+            "struct UntitledMultiSelectEnumSchema",
+            ::std::option::Option::Some(
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+            ),
+        ) {
+            ::std::result::Result::Ok(object) => object,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        let mut field0 = ::std::option::Option::None;
+        let mut field1 = ::std::option::Option::None;
+        let mut field2 = ::std::option::Option::None;
+        let mut field3 = ::std::option::Option::None;
+        let mut field4 = ::std::option::Option::None;
+        let mut field5 = ::std::option::Option::None;
+        let mut field6 = ::std::option::Option::None;
+        for (key, value) in object {
+            match key.as_str() {
+                "default" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field0 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "description" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field1 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "items" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field2 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "maxItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field3 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "minItems" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field4 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "title" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field5 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                "type" => {
+                    match crate::support::from_value(value) {
+                        ::std::result::Result::Ok(v) => {
+                            field6 = ::std::option::Option::Some(v);
+                        }
+                        ::std::result::Result::Err(e) => {
+                            return ::std::result::Result::Err(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ::std::option::Option::Some(field2) = field2 else {
+            return ::std::result::Result::Err(crate::support::missing_field("items"));
+        };
+        let ::std::option::Option::Some(field6) = field6 else {
+            return ::std::result::Result::Err(crate::support::missing_field("type"));
+        };
+        ::std::result::Result::Ok(Self {
+            default: field0.unwrap_or_default(),
+            description: field1.unwrap_or_default(),
+            items: field2,
+            max_items: field3.unwrap_or_default(),
+            min_items: field4.unwrap_or_default(),
+            title: field5.unwrap_or_default(),
+            type_: field6,
+        })
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::support::deserialize(deserializer)
+    }
 }

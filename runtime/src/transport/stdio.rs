@@ -4,6 +4,7 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use crate::cancel::{first, First};
 use crate::jsonrpc::{self, ErrorCode, Outgoing, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
@@ -83,16 +84,16 @@ where
     });
     let conn = Connection::new(server, tx.clone());
     let mut reader = BufReader::new(input);
-    tokio::pin!(shutdown);
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let line = tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            line = async {
-                // Room for one more answer (or the writer is gone), then the next line.
-                drop(tx.reserve().await);
-                read_line(&mut reader, limits.max_message_bytes).await
-            } => line?,
+        let next = async {
+            // Room for one more answer (or the writer is gone), then the next line.
+            drop(tx.reserve().await);
+            read_line(&mut reader, limits.max_message_bytes).await
+        };
+        let line = match first(&mut shutdown, next).await {
+            First::A(()) => break,
+            First::B(line) => line?,
         };
         match line {
             Line::Eof => break,

@@ -1,0 +1,474 @@
+//! Replaces typify's `#[derive(Serialize, Deserialize)]` and `#[serde(...)]` attributes with
+//! impls written out here. Decoding goes through `crate::support::FromValue`: one plain
+//! (non-generic) function per type, so nothing is compiled again in the crates that use
+//! the types, and the generated crate needs no proc macro (serde_derive, syn) to build.
+//! The impls keep serde's derived behaviour on the wire: same keys, same skipping, same
+//! error messages for the `serde_json::Value` decoding the runtime does.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// What the `#[serde(...)]` attributes of a field say.
+#[derive(Default)]
+struct FieldAttrs {
+    rename: Option<String>,
+    skip_if_none: bool,
+    default: bool,
+    flatten: bool,
+    /// `deserialize_with = "Option::deserialize"`: `null` allowed, but the key required.
+    required_nullable: bool,
+}
+
+fn serde_attrs(attrs: &[syn::Attribute]) -> (FieldAttrs, BTreeSet<String>) {
+    let mut out = FieldAttrs::default();
+    let mut flags = BTreeSet::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            match key.as_str() {
+                "rename" => {
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    out.rename = Some(lit.value());
+                }
+                "skip_serializing_if" => {
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    out.skip_if_none = lit.value().ends_with("is_none");
+                }
+                "deserialize_with" => {
+                    let _: syn::LitStr = meta.value()?.parse()?;
+                    out.required_nullable = true;
+                }
+                "default" => out.default = true,
+                "flatten" => out.flatten = true,
+                _ => {}
+            }
+            flags.insert(key);
+            Ok(())
+        });
+    }
+    (out, flags)
+}
+
+/// Names of the types that have an impl of `trait_name` in the file.
+fn implementors(file: &syn::File, trait_name: &str) -> BTreeSet<String> {
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Impl(imp) => {
+                let (_, path, _) = imp.trait_.as_ref()?;
+                if path.segments.last()?.ident != trait_name {
+                    return None;
+                }
+                match &*imp.self_ty {
+                    syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Removes the serde derives and attributes of every type in the file and writes the
+/// impls instead. Types whose `Deserialize` is already hand-written (typify's checked
+/// newtypes, discriminators) get a `FromValue` that uses it, unless they have one.
+pub fn replace(file: &mut syn::File) {
+    let has_from_value = implementors(file, "FromValue");
+    let manual_de: BTreeSet<String> = implementors(file, "Deserialize")
+        .into_iter()
+        .filter(|n| !has_from_value.contains(n))
+        .collect();
+    let mut extra = Vec::new();
+    for item in &mut file.items {
+        let (attrs, name) = match item {
+            syn::Item::Struct(s) => (&mut s.attrs, s.ident.to_string()),
+            syn::Item::Enum(e) => (&mut e.attrs, e.ident.to_string()),
+            _ => continue,
+        };
+        let ser = take_derive(attrs, "Serialize");
+        let de = take_derive(attrs, "Deserialize");
+        let (_, container) = serde_attrs(attrs);
+        attrs.retain(|a| !a.path().is_ident("serde"));
+        match item {
+            syn::Item::Struct(s) => {
+                extra.extend(struct_impls(s, ser, de, &container));
+                for field in &mut s.fields {
+                    field.attrs.retain(|a| !a.path().is_ident("serde"));
+                }
+            }
+            syn::Item::Enum(e) => {
+                extra.extend(enum_impls(e, ser, de, &container));
+                for v in &mut e.variants {
+                    v.attrs.retain(|a| !a.path().is_ident("serde"));
+                }
+            }
+            _ => {}
+        }
+        if !de && manual_de.contains(&name) {
+            let ident = format_ident!("{}", name);
+            extra.push(quote! {
+                impl crate::support::FromValue for #ident {
+                    fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                        crate::support::via_serde(value)
+                    }
+                }
+            });
+        }
+    }
+    for tokens in extra {
+        if let Ok(items) = syn::parse2::<syn::File>(tokens) {
+            file.items.extend(items.items);
+        }
+    }
+}
+
+/// Removes `name` from the item's derives; whether it was there.
+fn take_derive(attrs: &mut [syn::Attribute], name: &str) -> bool {
+    let mut found = false;
+    for attr in attrs.iter_mut() {
+        if !attr.path().is_ident("derive") {
+            continue;
+        }
+        let Ok(paths) = attr.parse_args_with(
+            syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+        ) else {
+            continue;
+        };
+        let kept: Vec<&syn::Path> = paths
+            .iter()
+            .filter(|p| {
+                let hit = p.segments.last().is_some_and(|s| s.ident == name);
+                found |= hit;
+                !hit
+            })
+            .collect();
+        *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
+    }
+    found
+}
+
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p)
+        if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+/// The `Deserialize` every generated type gets: through `FromValue`.
+fn deserialize_impl(name: &syn::Ident) -> TokenStream {
+    quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                crate::support::deserialize(deserializer)
+            }
+        }
+    }
+}
+
+fn struct_impls(
+    s: &syn::ItemStruct,
+    ser: bool,
+    de: bool,
+    container: &BTreeSet<String>,
+) -> Vec<TokenStream> {
+    let name = &s.ident;
+    let mut out = Vec::new();
+    if let syn::Fields::Unnamed(_) = &s.fields {
+        // `#[serde(transparent)]` newtypes, the only tuple structs typify emits.
+        debug_assert!(container.contains("transparent"));
+        if ser {
+            out.push(quote! {
+                impl ::serde::Serialize for #name {
+                    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                        ::serde::Serialize::serialize(&self.0, serializer)
+                    }
+                }
+            });
+        }
+        if de {
+            out.push(quote! {
+                impl crate::support::FromValue for #name {
+                    fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                        match crate::support::from_value(value) {
+                            ::std::result::Result::Ok(inner) => ::std::result::Result::Ok(Self(inner)),
+                            ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                        }
+                    }
+                }
+            });
+            out.push(deserialize_impl(name));
+        }
+        return out;
+    }
+    let fields: Vec<(&syn::Field, FieldAttrs)> = s
+        .fields
+        .iter()
+        .map(|f| (f, serde_attrs(&f.attrs).0))
+        .collect();
+    let wire = |f: &syn::Field, a: &FieldAttrs| {
+        a.rename.clone().unwrap_or_else(|| {
+            f.ident
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        })
+    };
+    let flatten = fields
+        .iter()
+        .find(|(_, a)| a.flatten)
+        .map(|(f, _)| &f.ident);
+    let declared: Vec<_> = fields.iter().filter(|(_, a)| !a.flatten).collect();
+    let type_name = name.to_string();
+    if ser {
+        let body = if let Some(rest) = flatten {
+            // As serde does for a struct with a flattened field: a map of unknown length.
+            let entries = declared.iter().map(|(f, a)| {
+                let key = wire(f, a);
+                let ident = &f.ident;
+                if a.skip_if_none {
+                    quote! {
+                        if self.#ident.is_some() {
+                            state.serialize_entry(#key, &self.#ident)?;
+                        }
+                    }
+                } else {
+                    quote! { state.serialize_entry(#key, &self.#ident)?; }
+                }
+            });
+            quote! {
+                use ::serde::ser::SerializeMap as _;
+                let mut state = serializer.serialize_map(::std::option::Option::None)?;
+                #(#entries)*
+                for (key, value) in &self.#rest {
+                    state.serialize_entry(key, value)?;
+                }
+                state.end()
+            }
+        } else {
+            let always = declared.iter().filter(|(_, a)| !a.skip_if_none).count();
+            let optional = declared
+                .iter()
+                .filter(|(_, a)| a.skip_if_none)
+                .map(|(f, _)| &f.ident);
+            let entries = declared.iter().map(|(f, a)| {
+                let key = wire(f, a);
+                let ident = &f.ident;
+                if a.skip_if_none {
+                    quote! {
+                        if self.#ident.is_some() {
+                            state.serialize_field(#key, &self.#ident)?;
+                        } else {
+                            state.skip_field(#key)?;
+                        }
+                    }
+                } else {
+                    quote! { state.serialize_field(#key, &self.#ident)?; }
+                }
+            });
+            quote! {
+                use ::serde::ser::SerializeStruct as _;
+                let len = #always #( + usize::from(self.#optional.is_some()) )*;
+                let mut state = serializer.serialize_struct(#type_name, len)?;
+                #(#entries)*
+                state.end()
+            }
+        };
+        out.push(quote! {
+            impl ::serde::Serialize for #name {
+                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    #body
+                }
+            }
+        });
+    }
+    if de {
+        let expecting = format!("struct {type_name}");
+        let positional = if flatten.is_some() {
+            quote!(::std::option::Option::None)
+        } else {
+            let keys = declared.iter().map(|(f, a)| wire(f, a));
+            quote!(::std::option::Option::Some(&[#(#keys),*]))
+        };
+        // Locals are numbered: a field may be called `key` or `value`.
+        let local = |i: usize| format_ident!("field{}", i);
+        let locals = (0..declared.len()).map(|i| {
+            let l = local(i);
+            quote! { let mut #l = ::std::option::Option::None; }
+        });
+        let arms = declared.iter().enumerate().map(|(i, (f, a))| {
+            let key = wire(f, a);
+            let l = local(i);
+            quote! {
+                #key => match crate::support::from_value(value) {
+                    ::std::result::Result::Ok(v) => #l = ::std::option::Option::Some(v),
+                    ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                },
+            }
+        });
+        let fallback = match flatten {
+            Some(_) => quote! { _ => { rest.insert(key, value); } },
+            None => quote! { _ => {} },
+        };
+        let rest_local = flatten.map(|_| {
+            quote! { let mut rest = ::serde_json::Map::new(); }
+        });
+        let mut index = 0;
+        let inits: Vec<TokenStream> = fields
+            .iter()
+            .map(|(f, a)| {
+                let ident = &f.ident;
+                if a.flatten {
+                    return quote! { #ident: rest };
+                }
+                let l = local(index);
+                index += 1;
+                if a.required_nullable || !(a.default || is_option(&f.ty)) {
+                    quote! { #ident: #l }
+                } else {
+                    quote! { #ident: #l.unwrap_or_default() }
+                }
+            })
+            .collect();
+        // Required fields are unwrapped before the struct is built. No `?` and no
+        // `Result::map` here: each would instantiate a generic function per type.
+        let mut index = 0;
+        let checks: Vec<TokenStream> = fields
+            .iter()
+            .filter(|(_, a)| !a.flatten)
+            .filter_map(|(f, a)| {
+                let l = local(index);
+                index += 1;
+                (a.required_nullable || !(a.default || is_option(&f.ty))).then(|| {
+                    let key = wire(f, a);
+                    quote! {
+                        let ::std::option::Option::Some(#l) = #l else {
+                            return ::std::result::Result::Err(crate::support::missing_field(#key));
+                        };
+                    }
+                })
+            })
+            .collect();
+        let body = if declared.is_empty() && flatten.is_none() {
+            quote! {
+                match crate::support::object(value, #expecting, #positional) {
+                    ::std::result::Result::Ok(_) => ::std::result::Result::Ok(Self {}),
+                    ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
+                }
+            }
+        } else {
+            quote! {
+                    let object = match crate::support::object(value, #expecting, #positional) {
+                        ::std::result::Result::Ok(object) => object,
+                        ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                    };
+                    #(#locals)*
+                    #rest_local
+                    for (key, value) in object {
+                        match key.as_str() {
+                            #(#arms)*
+                            #fallback
+                        }
+                    }
+                    #(#checks)*
+                    ::std::result::Result::Ok(Self { #(#inits),* })
+            }
+        };
+        out.push(quote! {
+            impl crate::support::FromValue for #name {
+                fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                    #body
+                }
+            }
+        });
+        out.push(deserialize_impl(name));
+    }
+    out
+}
+
+fn enum_impls(
+    e: &syn::ItemEnum,
+    ser: bool,
+    de: bool,
+    container: &BTreeSet<String>,
+) -> Vec<TokenStream> {
+    let name = &e.ident;
+    let type_name = name.to_string();
+    let mut out = Vec::new();
+    let idents: Vec<&syn::Ident> = e.variants.iter().map(|v| &v.ident).collect();
+    if container.contains("untagged") {
+        // Newtype variants only (unions of types); each written as its member.
+        if ser {
+            out.push(quote! {
+                impl ::serde::Serialize for #name {
+                    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                        match self {
+                            #(Self::#idents(inner) => ::serde::Serialize::serialize(inner, serializer),)*
+                        }
+                    }
+                }
+            });
+        }
+        if de {
+            // As serde's untagged enums: the first member that decodes, in order.
+            out.push(quote! {
+                impl crate::support::FromValue for #name {
+                    fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                        #(
+                            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value.clone()) {
+                                return ::std::result::Result::Ok(Self::#idents(inner));
+                            }
+                        )*
+                        ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                    }
+                }
+            });
+            out.push(deserialize_impl(name));
+        }
+        return out;
+    }
+    // Unit variants: a string enum.
+    let values: Vec<String> = e
+        .variants
+        .iter()
+        .map(|v| {
+            serde_attrs(&v.attrs)
+                .0
+                .rename
+                .unwrap_or_else(|| v.ident.to_string())
+        })
+        .collect();
+    if ser {
+        let indices = (0..values.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX));
+        out.push(quote! {
+            impl ::serde::Serialize for #name {
+                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    let (index, value) = match self {
+                        #(Self::#idents => (#indices, #values),)*
+                    };
+                    serializer.serialize_unit_variant(#type_name, index, value)
+                }
+            }
+        });
+    }
+    if de {
+        let last = idents.last();
+        let first = &idents[..idents.len().saturating_sub(1)];
+        let indices = 0..first.len();
+        out.push(quote! {
+            impl crate::support::FromValue for #name {
+                fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                    ::std::result::Result::Ok(match crate::support::variant(value, &[#(#values),*])? {
+                        #(#indices => Self::#first,)*
+                        _ => Self::#last,
+                    })
+                }
+            }
+        });
+        out.push(deserialize_impl(name));
+    }
+    out
+}
