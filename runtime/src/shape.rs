@@ -21,10 +21,10 @@
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
 //! rule: projection drops them.
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use mcp_generated::support::FromValue;
 use mcp_generated::KeepsUnknownKeys;
 
 use crate::jsonrpc::{Encoded, RpcError};
@@ -64,22 +64,21 @@ macro_rules! by_revision {
 pub(crate) use by_revision;
 
 /// Projects a neutral value through a closed generated type.
-pub fn project<T: DeserializeOwned + Serialize>(
-    what: &str,
-    value: Value,
-) -> Result<Value, RpcError> {
-    let typed: T = serde_json::from_value(value).map_err(|e| shaping_error(what, &e))?;
+pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Value, RpcError> {
+    // `FromValue` takes the neutral value apart; `serde_json::from_value` would rebuild
+    // it first.
+    let typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
 }
 
 /// Projects a neutral result through a generated type that keeps unknown keys, emptying
 /// them first (an outgoing message carries only what its revision defines), and encodes
 /// the typed value straight to its JSON text.
-pub fn project_open<T: DeserializeOwned + Serialize + KeepsUnknownKeys>(
+pub fn project_open<T: FromValue + Serialize + KeepsUnknownKeys>(
     what: &str,
     value: Value,
 ) -> Result<Encoded, RpcError> {
-    let mut typed: T = serde_json::from_value(value).map_err(|e| shaping_error(what, &e))?;
+    let mut typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
     Encoded::of(&typed).map_err(|e| shaping_error(what, &e))
 }
