@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
 use mcp_generated::support::FromValue;
+#[cfg(feature = "typed-tools")]
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
