@@ -260,14 +260,17 @@ struct Binding {
 
 impl Binding {
     fn digest(&self, params: Option<&Value>) -> &str {
-        self.digest.get_or_init(|| {
-            let field = |key: &str| params.and_then(|p| p.get(key));
-            let target = field("name")
-                .or_else(|| field("uri"))
-                .unwrap_or(&Value::Null);
-            let arguments = field("arguments").unwrap_or(&Value::Null);
-            binding(&self.method, target, arguments)
-        })
+        let field = |key: &str| params.and_then(|p| p.get(key));
+        let target = field("name")
+            .or_else(|| field("uri"))
+            .unwrap_or(&Value::Null);
+        let arguments = field("arguments").unwrap_or(&Value::Null);
+        self.digest_of(target, arguments)
+    }
+
+    fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
+        self.digest
+            .get_or_init(|| binding(&self.method, target, arguments))
     }
 }
 
@@ -332,6 +335,24 @@ impl Round {
     /// If the handler asked for something unanswered: the `inputRequests` and the signed
     /// state to send back. `params` are the request's own (the state is bound to them).
     pub fn input_required(&self, params: Option<&Value>) -> Option<(Value, String)> {
+        let field = |key: &str| params.and_then(|p| p.get(key));
+        let target = field("name")
+            .or_else(|| field("uri"))
+            .unwrap_or(&Value::Null);
+        let arguments = field("arguments").unwrap_or(&Value::Null);
+        self.input_required_for(target, arguments)
+    }
+
+    /// Whether the binding of this request to its retry is already known (a retry's
+    /// state was verified against it): then [`Round::input_required_for`] needs no
+    /// target or arguments.
+    pub fn is_bound(&self) -> bool {
+        self.binding.digest.get().is_some()
+    }
+
+    /// [`Round::input_required`] for a request whose target (tool name, resource URI)
+    /// and arguments were taken out of its params.
+    pub fn input_required_for(&self, target: &Value, arguments: &Value) -> Option<(Value, String)> {
         let needed = lock(&self.needed);
         if needed.is_empty() {
             return None;
@@ -339,7 +360,7 @@ impl Round {
         let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
         Some((
             requests,
-            sign_state(self.binding.digest(params), &lock(&self.used)),
+            sign_state(self.binding.digest_of(target, arguments), &lock(&self.used)),
         ))
     }
 }

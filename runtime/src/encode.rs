@@ -87,7 +87,7 @@ fn clean_prefix(bytes: &[u8]) -> usize {
 
 /// Writes `s` as a JSON string, escaping as serde_json does: `\"`, `\\`, the short
 /// escapes `\b \f \n \r \t`, and `\u00xx` (lowercase) for other control characters.
-fn write_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');

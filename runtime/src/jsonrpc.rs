@@ -490,6 +490,11 @@ impl Encoded {
         crate::encode::to_vec(value).map(|v| Encoded(Bytes::from(v)))
     }
 
+    /// Wraps JSON text this crate encoded.
+    pub(crate) fn from_json(json: Vec<u8>) -> Encoded {
+        Encoded(Bytes::from(json))
+    }
+
     /// `{}`.
     pub fn empty_object() -> Encoded {
         Encoded(Bytes::from_static(b"{}"))

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
+use crate::asks::Asker;
 use crate::cancel::{first, First};
 use crate::context::Context;
 use crate::jsonrpc::{Encoded, ErrorCode, RequestId, RpcError};
@@ -590,16 +591,15 @@ where
 }
 
 /// Decodes `params` into the revision's generated params type of method `M` (required
-/// params absent, or params that do not decode, are `-32602`).
-fn decode_params<M: mcp_generated::Method>(params: Option<&Value>) -> Result<M::Params, RpcError>
+/// params absent, or params that do not decode, are `-32602`). The params are taken
+/// apart by `FromValue`, not copied: the caller keeps what it needs from the typed value.
+fn decode_params<M: mcp_generated::Method>(params: Option<Value>) -> Result<M::Params, RpcError>
 where
     M::Params: FromValue,
 {
     let p = params
         .ok_or_else(|| RpcError::invalid_params(format!("{}: params are required", M::METHOD)))?;
-    // A copy taken apart by `FromValue` costs less than serde decoding from a borrowed
-    // `Value` (which the generated `Deserialize` would first rebuild as a `Value`).
-    <M::Params as FromValue>::from_value(p.clone())
+    <M::Params as FromValue>::from_value(p)
         .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))
 }
 
@@ -715,9 +715,10 @@ impl Server {
         &self,
         v: ProtocolVersion,
         method: &str,
-        params: Option<&Value>,
+        owned_params: Option<Value>,
         ctx: Context,
     ) -> Result<Encoded, RpcError> {
+        let params = owned_params.as_ref();
         if let Some(answer) = self.answer_now(v, method, params) {
             return answer;
         }
@@ -725,10 +726,10 @@ impl Server {
         match method {
             "tools/call" => {
                 self.require("tools", method)?;
-                // Decoded once into the revision's params type; name and arguments are
-                // moved out of it rather than copied again from the JSON.
+                // Decoded once into the revision's params type, from the params
+                // themselves; name and arguments are moved out of it.
                 let (name, arguments) = by_revision!(v, |m| {
-                    let p = decode_params::<m::methods::CallTool>(params)?;
+                    let p = decode_params::<m::methods::CallTool>(owned_params)?;
                     (p.name, p.arguments.unwrap_or_default())
                 });
                 let handler = read_lock(&self.inner.tools)
@@ -737,16 +738,28 @@ impl Server {
                     .map(|t| Arc::clone(&t.handler))
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                 let round = ctx.asker().clone();
+                // A modern call may end `input_required`, with a state bound to the tool
+                // and the arguments: keep a copy of what the handler consumes, unless the
+                // binding is known already (a retry's state was verified against it).
+                let kept_arguments = match &round {
+                    Asker::Modern(r) if !r.is_bound() => Some(Value::Object(arguments.clone())),
+                    _ => None,
+                };
                 let result = handler(arguments, ctx).await;
-                if let Some(answer) = input_required(v, info, &round, params)? {
-                    return Ok(answer);
+                if let Asker::Modern(r) = &round {
+                    let target = Value::String(name);
+                    let arguments = kept_arguments.unwrap_or(Value::Null);
+                    if let Some((requests, state)) = r.input_required_for(&target, &arguments) {
+                        return shape::input_required(v, info, requests, state);
+                    }
                 }
                 shape::tool_result(v, info, result?)
             }
             "resources/read" => {
                 self.require("resources", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ReadResource>(params))?;
-                let uri = string_arg(params, "uri")?;
+                let uri = by_revision!(v, |m| {
+                    decode_params::<m::methods::ReadResource>(owned_params)?.uri
+                });
                 let found = read_lock(&self.inner.resources)
                     .iter()
                     .find(|r| r.resource.uri == uri)
@@ -763,8 +776,11 @@ impl Server {
                 };
                 let round = ctx.asker().clone();
                 let contents = handler(uri.clone(), vars, ctx).await;
-                if let Some(answer) = input_required(v, info, &round, params)? {
-                    return Ok(answer);
+                if let Asker::Modern(r) = &round {
+                    let target = Value::String(uri.clone());
+                    if let Some((requests, state)) = r.input_required_for(&target, &Value::Null) {
+                        return shape::input_required(v, info, requests, state);
+                    }
                 }
                 let contents = contents?;
                 if contents.is_empty() {

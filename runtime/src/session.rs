@@ -249,7 +249,7 @@ impl Connection {
                         let (v, ctx) = admitted;
                         let server = conn.server.clone();
                         let work = AssertUnwindSafe(async {
-                            server.handle(v, &method, params.as_ref(), ctx).await
+                            server.handle(v, &method, params, ctx).await
                         })
                         .catch_unwind();
                         let timeout = server.limits().request_timeout;

@@ -78,9 +78,45 @@ pub fn project_open<T: FromValue + Serialize + KeepsUnknownKeys>(
     what: &str,
     value: Value,
 ) -> Result<Encoded, RpcError> {
+    project_stamped::<T>(what, value, MetaLeft::Nothing)
+}
+
+/// [`project_open`], then adds what [`stamp`] left to the encoded text.
+fn project_stamped<T: FromValue + Serialize + KeepsUnknownKeys>(
+    what: &str,
+    value: Value,
+    left: MetaLeft<'_>,
+) -> Result<Encoded, RpcError> {
     let mut typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
-    Encoded::of(&typed).map_err(|e| shaping_error(what, &e))
+    let mut json = crate::encode::to_vec(&typed).map_err(|e| shaping_error(what, &e))?;
+    if let MetaLeft::ServerInfo(server) = left {
+        append_server_info(&mut json, server);
+    }
+    Ok(Encoded::from_json(json))
+}
+
+/// Appends `"_meta": {"io.modelcontextprotocol/serverInfo": {name, version}}` to an
+/// encoded JSON object that has no `_meta` member. Written as text rather than inserted
+/// into the result before projection: it is the same few bytes in every result, and
+/// building, hashing, projecting and encoding it as JSON values per answer cost more
+/// than the rest of a small result (`tests/schema_conformance.rs` validates the output
+/// against the revision's schema).
+fn append_server_info(json: &mut Vec<u8>, server: &Implementation) {
+    if json.last() != Some(&b'}') {
+        return;
+    }
+    json.pop();
+    if json.last() != Some(&b'{') {
+        json.push(b',');
+    }
+    json.extend_from_slice(b"\"_meta\":{");
+    crate::encode::write_str(json, META_SERVER_INFO);
+    json.extend_from_slice(b":{\"name\":");
+    crate::encode::write_str(json, &server.name);
+    json.extend_from_slice(b",\"version\":");
+    crate::encode::write_str(json, &server.version);
+    json.extend_from_slice(b"}}}");
 }
 
 fn shaping_error(what: &str, e: &dyn std::fmt::Display) -> RpcError {
@@ -124,26 +160,26 @@ pub fn content(v: ProtocolVersion, blocks: impl IntoIterator<Item = Content>) ->
         .collect()
 }
 
+/// What [`stamp`] left for the encoded text to carry.
+#[must_use]
+enum MetaLeft<'a> {
+    Nothing,
+    /// The server's identity under `_meta` (the result had no `_meta` of its own).
+    ServerInfo(&'a Implementation),
+}
+
 /// Adds what every 2026-07-28 result carries: `resultType`, the server's identity in
-/// `_meta`, and (for lists and reads) cache hints.
-fn stamp(
+/// `_meta`, and (for lists and reads) cache hints. The identity is left to the encoded
+/// text when the result has no `_meta` yet (see [`append_server_info`]).
+fn stamp<'a>(
     v: ProtocolVersion,
     result: &mut Map<String, Value>,
-    server: &Implementation,
+    server: &'a Implementation,
     cache: Option<CacheHint>,
-) {
+) -> MetaLeft<'a> {
     let f = v.features();
     if f.result_type {
-        result.insert("resultType".into(), json!("complete"));
-    }
-    if f.server_info_in_meta {
-        let meta = result.entry("_meta").or_insert_with(|| json!({}));
-        if let Value::Object(meta) = meta {
-            meta.insert(
-                META_SERVER_INFO.into(),
-                json!({"name": server.name, "version": server.version}),
-            );
-        }
+        result.insert("resultType".into(), Value::String("complete".into()));
     }
     if let (true, Some(hint)) = (f.cache_hints, cache) {
         result.insert("ttlMs".into(), json!(hint.ttl_ms));
@@ -151,6 +187,20 @@ fn stamp(
             "cacheScope".into(),
             json!(if hint.public { "public" } else { "private" }),
         );
+    }
+    if !f.server_info_in_meta {
+        return MetaLeft::Nothing;
+    }
+    match result.get_mut("_meta") {
+        None => MetaLeft::ServerInfo(server),
+        Some(Value::Object(meta)) => {
+            meta.insert(
+                META_SERVER_INFO.into(),
+                json!({"name": server.name, "version": server.version}),
+            );
+            MetaLeft::Nothing
+        }
+        Some(_) => MetaLeft::Nothing,
     }
 }
 
@@ -211,29 +261,30 @@ pub fn tool_result(
     if r.is_error {
         result.insert("isError".into(), json!(true));
     }
-    stamp(v, &mut result, server, None);
-    by_revision!(v, |m| project_open::<m::CallToolResult>(
+    let left = stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_stamped::<m::CallToolResult>(
         "a tool result",
-        Value::Object(result)
+        Value::Object(result),
+        left
     ))
 }
 
 /// A list result before projection: the items under `key`, the next cursor, and what
 /// 2026-07-28 adds to a list (list cache hints).
-fn list_result(
+fn list_result<'a>(
     v: ProtocolVersion,
-    server: &Implementation,
+    server: &'a Implementation,
     key: &str,
     items: Vec<Value>,
     next_cursor: Option<String>,
-) -> Value {
+) -> (Value, MetaLeft<'a>) {
     let mut result = Map::new();
     result.insert(key.into(), Value::Array(items));
     if let Some(c) = next_cursor {
         result.insert("nextCursor".into(), json!(c));
     }
-    stamp(v, &mut result, server, Some(CacheHint::LIST));
-    Value::Object(result)
+    let left = stamp(v, &mut result, server, Some(CacheHint::LIST));
+    (Value::Object(result), left)
 }
 
 /// The result of `tools/list`.
@@ -263,9 +314,11 @@ pub fn list_tools(
         })
         .collect();
     let result = list_result(v, server, "tools", tools, next_cursor);
-    by_revision!(v, |m| project_open::<m::ListToolsResult>(
+    let (result, left) = result;
+    by_revision!(v, |m| project_stamped::<m::ListToolsResult>(
         "the tool list",
-        result
+        result,
+        left
     ))
 }
 
@@ -278,9 +331,11 @@ pub fn list_resources(
 ) -> Result<Encoded, RpcError> {
     let items = resources.iter().map(neutral).collect();
     let result = list_result(v, server, "resources", items, next_cursor);
-    by_revision!(v, |m| project_open::<m::ListResourcesResult>(
+    let (result, left) = result;
+    by_revision!(v, |m| project_stamped::<m::ListResourcesResult>(
         "the resource list",
-        result
+        result,
+        left
     ))
 }
 
@@ -293,9 +348,11 @@ pub fn list_resource_templates(
 ) -> Result<Encoded, RpcError> {
     let items = templates.iter().map(neutral).collect();
     let result = list_result(v, server, "resourceTemplates", items, next_cursor);
-    by_revision!(v, |m| project_open::<m::ListResourceTemplatesResult>(
+    let (result, left) = result;
+    by_revision!(v, |m| project_stamped::<m::ListResourceTemplatesResult>(
         "the resource template list",
-        result
+        result,
+        left
     ))
 }
 
@@ -307,10 +364,11 @@ pub fn read_resource(
 ) -> Result<Encoded, RpcError> {
     let mut result =
         object(json!({"contents": contents.into_iter().map(contents_value).collect::<Vec<_>>()}));
-    stamp(v, &mut result, server, Some(CacheHint::READ));
-    by_revision!(v, |m| project_open::<m::ReadResourceResult>(
+    let left = stamp(v, &mut result, server, Some(CacheHint::READ));
+    by_revision!(v, |m| project_stamped::<m::ReadResourceResult>(
         "the resource contents",
-        Value::Object(result)
+        Value::Object(result),
+        left
     ))
 }
 
@@ -347,9 +405,11 @@ pub fn list_prompts(
 ) -> Result<Encoded, RpcError> {
     let items = prompts.iter().map(neutral).collect();
     let result = list_result(v, server, "prompts", items, next_cursor);
-    by_revision!(v, |m| project_open::<m::ListPromptsResult>(
+    let (result, left) = result;
+    by_revision!(v, |m| project_stamped::<m::ListPromptsResult>(
         "the prompt list",
-        result
+        result,
+        left
     ))
 }
 
@@ -373,10 +433,11 @@ pub fn get_prompt(
     if let Some(d) = &prompt.description {
         result.insert("description".into(), json!(d));
     }
-    stamp(v, &mut result, server, None);
-    by_revision!(v, |m| project_open::<m::GetPromptResult>(
+    let left = stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_stamped::<m::GetPromptResult>(
         "the prompt",
-        Value::Object(result)
+        Value::Object(result),
+        left
     ))
 }
 
@@ -393,10 +454,11 @@ pub fn complete(
         c.has_more = Some(true);
     }
     let mut result = object(json!({"completion": c}));
-    stamp(v, &mut result, server, None);
-    by_revision!(v, |m| project_open::<m::CompleteResult>(
+    let left = stamp(v, &mut result, server, None);
+    by_revision!(v, |m| project_stamped::<m::CompleteResult>(
         "the completion",
-        Value::Object(result)
+        Value::Object(result),
+        left
     ))
 }
 
@@ -408,13 +470,13 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
         return Encoded::empty_object();
     }
     let mut result = Map::new();
-    stamp(v, &mut result, server, None);
-    encode(&Value::Object(result))
-}
-
-fn encode(value: &Value) -> Encoded {
+    let left = stamp(v, &mut result, server, None);
     // A `Value` always encodes (its map keys are strings).
-    Encoded::of(value).unwrap_or_else(|_| Encoded::empty_object())
+    let mut json = crate::encode::to_vec(&Value::Object(result)).unwrap_or_default();
+    if let MetaLeft::ServerInfo(server) = left {
+        append_server_info(&mut json, server);
+    }
+    Encoded::from_json(json)
 }
 
 /// The server's capabilities for revision `v`, from the neutral declaration.
@@ -481,10 +543,11 @@ pub fn discover(
     if let Some(i) = instructions {
         result.insert("instructions".into(), json!(i));
     }
-    stamp(v, &mut result, server, Some(CacheHint::NONE));
-    project_open::<mcp_generated::v2026_07_28::DiscoverResult>(
+    let left = stamp(v, &mut result, server, Some(CacheHint::NONE));
+    project_stamped::<mcp_generated::v2026_07_28::DiscoverResult>(
         "the discover result",
         Value::Object(result),
+        left,
     )
 }
 
@@ -503,11 +566,12 @@ pub fn input_required(
     }
     let mut result =
         object(json!({"inputRequests": input_requests, "requestState": request_state}));
-    stamp(v, &mut result, server, None);
+    let left = stamp(v, &mut result, server, None);
     result.insert("resultType".into(), json!("input_required"));
-    project_open::<mcp_generated::v2026_07_28::InputRequiredResult>(
+    project_stamped::<mcp_generated::v2026_07_28::InputRequiredResult>(
         "an input-required result",
         Value::Object(result),
+        left,
     )
 }
 

@@ -321,10 +321,12 @@ pub struct ModernRequestMeta {
 /// Whether a request's params carry the modern `_meta` revision key (the request is then
 /// served statelessly, whatever else it carries).
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
+    // Keys compared in place: the map is small, and hashing a key as long as these to
+    // look it up costs more than comparing it with each key present.
     params
         .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .is_some()
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.keys().any(|k| k == META_PROTOCOL_VERSION))
 }
 
 /// Modern negotiation: validates a request's `_meta` and picks its revision.
@@ -340,21 +342,29 @@ pub fn negotiate_modern(
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
         .ok_or_else(|| RpcError::new(ErrorCode::INVALID_PARAMS, "params._meta is required"))?;
-    let requested = meta.get(META_PROTOCOL_VERSION).ok_or_else(|| {
+    // One pass over the members (see `has_modern_meta`).
+    let (mut requested, mut caps, mut client_info, mut log_level) = (None, None, None, None);
+    for (key, value) in meta {
+        match key.as_str() {
+            META_PROTOCOL_VERSION => requested = Some(value),
+            META_CLIENT_CAPABILITIES => caps = Some(value),
+            META_CLIENT_INFO => client_info = Some(value),
+            META_LOG_LEVEL => log_level = Some(value),
+            _ => {}
+        }
+    }
+    let requested = requested.ok_or_else(|| {
         RpcError::new(
             ErrorCode::INVALID_PARAMS,
             format!("params._meta[\"{META_PROTOCOL_VERSION}\"] is required"),
         )
     })?;
-    let caps = meta
-        .get(META_CLIENT_CAPABILITIES)
-        .filter(|c| c.is_object())
-        .ok_or_else(|| {
-            RpcError::new(
-                ErrorCode::INVALID_PARAMS,
-                format!("params._meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"),
-            )
-        })?;
+    let caps = caps.filter(|c| c.is_object()).ok_or_else(|| {
+        RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("params._meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"),
+        )
+    })?;
     let version = requested
         .as_str()
         .and_then(ProtocolVersion::parse)
@@ -363,11 +373,8 @@ pub fn negotiate_modern(
     Ok(ModernRequestMeta {
         version,
         client_capabilities: caps.clone(),
-        client_info: meta.get(META_CLIENT_INFO).cloned(),
-        log_level: meta
-            .get(META_LOG_LEVEL)
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        client_info: client_info.cloned(),
+        log_level: log_level.and_then(Value::as_str).map(str::to_owned),
     })
 }
 
