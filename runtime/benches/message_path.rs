@@ -7,14 +7,16 @@
 //!   same content through its own `ServerHandler` and service loop, over an in-memory
 //!   transport that decodes and encodes exactly as its stdio transport does (no I/O).
 //!
-//! `cargo bench -p mcp-runtime --bench message_path` (figures in BENCHMARKS.md).
+//! `cargo bench -p mcp-runtime --bench message_path` (criterion), or
+//! `cargo bench -p mcp-runtime --bench message_path -- --interleaved [FILTER]` for the
+//! ratios with the three contenders taking turns (the table in BENCHMARKS.md).
 
 #[path = "support/servers.rs"]
 mod servers;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use mcp_runtime::jsonrpc::Outgoing;
 use mcp_runtime::session::Connection;
 use mcp_runtime::Server;
@@ -165,127 +167,276 @@ fn value_round_trip(bytes: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&v).unwrap_or_default()
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
+/// One message of the mix in one revision, with its three contenders ready to run one
+/// iteration each (each returns the answer's length, so nothing is optimised away).
+struct Case<'a> {
+    version: &'static str,
+    name: &'static str,
+    runtime: Box<dyn FnMut() -> usize + 'a>,
+    ceiling: Box<dyn FnMut() -> usize + 'a>,
+    rmcp: Box<dyn FnMut() -> usize + 'a>,
+}
+
+const VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+fn cases<'a>(
+    rt: &'a tokio::runtime::Runtime,
+    server: &'a Server,
+    version: &'static str,
+) -> Vec<Case<'a>> {
+    let mut out = Vec::new();
+    for (name, bytes, answered) in mix(version) {
+        let fresh_connection = name == "initialize_or_discover" && version != "2026-07-28";
+        // The answer's bytes, for the ceiling.
+        let answer = rt.block_on(async {
+            let (tx, mut rx) = mpsc::channel(16);
+            let conn = if fresh_connection {
+                Connection::new(server.clone(), tx.clone())
+            } else {
+                connection(server, version, &tx, &mut rx).await
+            };
+            conn.handle_frame(&bytes, &tx).await;
+            if answered {
+                rx.recv()
+                    .await
+                    .map(|a| a.json().as_bytes().to_vec())
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            }
+        });
+        let runtime: Box<dyn FnMut() -> usize> = if fresh_connection {
+            // initialize is answered once per session: measured on a fresh connection.
+            let bytes = bytes.clone();
+            Box::new(move || {
+                rt.block_on(async {
+                    let (tx, mut rx) = mpsc::channel(16);
+                    let conn = Connection::new(server.clone(), tx.clone());
+                    conn.handle_frame(&bytes, &tx).await;
+                    let answer = rx.recv().await;
+                    answer.map(|a| a.json().bytes().len()).unwrap_or_default()
+                })
+            })
+        } else {
+            let (tx, mut rx) = mpsc::channel(16);
+            let conn = rt.block_on(connection(server, version, &tx, &mut rx));
+            let bytes = bytes.clone();
+            Box::new(move || {
+                rt.block_on(async {
+                    conn.handle_frame(&bytes, &tx).await;
+                    if answered {
+                        // The encoded answer, as rmcp's transport hands over its encoded
+                        // Vec: neither is copied again here.
+                        let answer = rx.recv().await;
+                        answer.map(|a| a.json().bytes().len()).unwrap_or_default()
+                    } else {
+                        0
+                    }
+                })
+            })
+        };
+        let request = bytes.clone();
+        let ceiling: Box<dyn FnMut() -> usize> =
+            Box::new(move || value_round_trip(&request).len() + value_round_trip(&answer).len());
+        let rmcp: Box<dyn FnMut() -> usize> = if fresh_connection {
+            // rmcp: a new service per initialize, as for the runtime.
+            let bytes = bytes.clone();
+            Box::new(move || {
+                let (tx, mut rx) = rmcp_server(rt, "2026-07-28");
+                rt.block_on(async {
+                    let _ = tx.send(bytes.clone()).await;
+                    rx.recv().await.unwrap_or_default().len()
+                })
+            })
+        } else {
+            let (tx, mut rx) = rmcp_server(rt, version);
+            if answered {
+                // Both answer with a result, not an error: the comparison is fair.
+                let first = rt.block_on(async {
+                    let _ = tx.send(bytes.clone()).await;
+                    rx.recv().await.unwrap_or_default()
+                });
+                let first: Value = serde_json::from_slice(&first).unwrap_or_default();
+                let ours = runtime_answer_check(rt, server, version, &bytes);
+                assert!(
+                    first.get("result").is_some(),
+                    "rmcp {version} {name}: {first}"
+                );
+                assert!(
+                    ours.get("result").is_some(),
+                    "runtime {version} {name}: {ours}"
+                );
+            }
+            let bytes = bytes.clone();
+            Box::new(move || {
+                rt.block_on(async {
+                    let _ = tx.send(bytes.clone()).await;
+                    if answered {
+                        rx.recv().await.unwrap_or_default().len()
+                    } else {
+                        // rmcp handles notifications in its loop; let it run.
+                        tokio::task::yield_now().await;
+                        0
+                    }
+                })
+            })
+        };
+        out.push(Case {
+            version,
+            name,
+            runtime,
+            ceiling,
+            rmcp,
+        });
+    }
+    out
+}
+
+/// Our answer to `bytes` on a fresh connection at `version`, decoded (a sanity check).
+fn runtime_answer_check(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    version: &str,
+    bytes: &[u8],
+) -> Value {
+    rt.block_on(async {
+        let (tx, mut rx) = mpsc::channel(16);
+        let conn = connection(server, version, &tx, &mut rx).await;
+        conn.handle_frame(bytes, &tx).await;
+        rx.recv()
+            .await
+            .map(|a| a.json().to_value())
+            .unwrap_or_default()
+    })
+}
+
+fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"));
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = current_thread_runtime();
     let server = servers::ours(50);
-    for version in [
-        "2024-11-05",
-        "2025-03-26",
-        "2025-06-18",
-        "2025-11-25",
-        "2026-07-28",
-    ] {
+    for version in VERSIONS {
         let mut group = c.benchmark_group(format!("message_path/{version}"));
         group
             .measurement_time(Duration::from_secs(2))
             .warm_up_time(Duration::from_millis(500))
             .sample_size(20);
-        for (name, bytes, answered) in mix(version) {
+        for mut case in cases(&rt, &server, version) {
             group.throughput(Throughput::Elements(1));
-            let fresh_connection = name == "initialize_or_discover" && version != "2026-07-28";
-            // The answer's bytes, for the ceiling.
-            let answer = rt.block_on(async {
-                let (tx, mut rx) = mpsc::channel(16);
-                let conn = if fresh_connection {
-                    Connection::new(server.clone(), tx.clone())
-                } else {
-                    connection(&server, version, &tx, &mut rx).await
-                };
-                conn.handle_frame(&bytes, &tx).await;
-                if answered {
-                    rx.recv()
-                        .await
-                        .map(|a| a.json().as_bytes().to_vec())
-                        .unwrap_or_default()
-                } else {
-                    Vec::new()
-                }
+            group.bench_function(BenchmarkId::new("runtime", case.name), |b| {
+                b.iter(|| (case.runtime)())
             });
-            if fresh_connection {
-                // initialize is answered once per session: measured on a fresh connection.
-                group.bench_function(BenchmarkId::new("runtime", name), |b| {
-                    b.to_async(&rt).iter(|| async {
-                        let (tx, mut rx) = mpsc::channel(16);
-                        let conn = Connection::new(server.clone(), tx.clone());
-                        conn.handle_frame(&bytes, &tx).await;
-                        let answer = rx.recv().await;
-                        answer.map(|a| a.json().bytes()).unwrap_or_default()
-                    })
-                });
-            } else {
-                let (tx, mut rx) = mpsc::channel(16);
-                let conn = rt.block_on(connection(&server, version, &tx, &mut rx));
-                group.bench_function(BenchmarkId::new("runtime", name), |b| {
-                    b.iter(|| {
-                        rt.block_on(async {
-                            conn.handle_frame(&bytes, &tx).await;
-                            if answered {
-                                // The encoded answer, as rmcp's transport hands over
-                                // its encoded Vec: neither is copied again here.
-                                let answer = rx.recv().await;
-                                answer.map(|a| a.json().bytes()).unwrap_or_default()
-                            } else {
-                                bytes::Bytes::new()
-                            }
-                        })
-                    })
-                });
-            }
-            group.bench_function(BenchmarkId::new("serde_json_value", name), |b| {
-                b.iter(|| (value_round_trip(&bytes), value_round_trip(&answer)))
+            group.bench_function(BenchmarkId::new("serde_json_value", case.name), |b| {
+                b.iter(|| (case.ceiling)())
             });
-            if fresh_connection {
-                // rmcp: a new service per initialize, as for the runtime.
-                group.bench_function(BenchmarkId::new("rmcp", name), |b| {
-                    b.iter(|| {
-                        let (tx, mut rx) = rmcp_server(&rt, "2026-07-28");
-                        rt.block_on(async {
-                            let _ = tx.send(bytes.clone()).await;
-                            rx.recv().await.unwrap_or_default()
-                        })
-                    })
-                });
-            } else {
-                let (tx, mut rx) = rmcp_server(&rt, version);
-                if answered {
-                    // Both answer with a result, not an error: the comparison is fair.
-                    let first = rt.block_on(async {
-                        let _ = tx.send(bytes.clone()).await;
-                        rx.recv().await.unwrap_or_default()
-                    });
-                    let first: Value = serde_json::from_slice(&first).unwrap_or_default();
-                    let ours: Value = serde_json::from_slice(&answer).unwrap_or_default();
-                    assert!(
-                        first.get("result").is_some(),
-                        "rmcp {version} {name}: {first}"
-                    );
-                    assert!(
-                        ours.get("result").is_some(),
-                        "runtime {version} {name}: {ours}"
-                    );
-                }
-                group.bench_function(BenchmarkId::new("rmcp", name), |b| {
-                    b.iter(|| {
-                        rt.block_on(async {
-                            let _ = tx.send(bytes.clone()).await;
-                            if answered {
-                                rx.recv().await.unwrap_or_default()
-                            } else {
-                                // rmcp handles notifications in its loop; let it run.
-                                tokio::task::yield_now().await;
-                                Vec::new()
-                            }
-                        })
-                    })
-                });
-            }
+            group.bench_function(BenchmarkId::new("rmcp", case.name), |b| {
+                b.iter(|| (case.rmcp)())
+            });
         }
         group.finish();
     }
 }
 
+/// `--interleaved [--rounds N] [FILTER]`: the three contenders of a case take turns, a
+/// batch of ~5 ms each per round, and each ratio is the median of the per-round ratios.
+/// Criterion measures one contender after the other; on a shared 2-core machine a busy
+/// phase can fall on one of them only, and that is what a ratio must not see.
+fn interleaved(rounds: usize, filter: Option<&str>) {
+    let rt = current_thread_runtime();
+    let server = servers::ours(50);
+    println!("| revision | message | runtime (µs) | serde_json ceiling (µs) | rmcp 3.9 (µs) | % of ceiling | rmcp ÷ runtime |");
+    println!("|---|---|---|---|---|---|---|");
+    for version in VERSIONS {
+        for mut case in cases(&rt, &server, version) {
+            let id = format!("{}/{}", case.version, case.name);
+            if filter.is_some_and(|f| !id.contains(f)) {
+                continue;
+            }
+            let mut contenders = [&mut case.runtime, &mut case.ceiling, &mut case.rmcp];
+            // Iterations per batch: ~5 ms each, after a warm-up.
+            let per_batch: Vec<u32> = contenders
+                .iter_mut()
+                .map(|run| {
+                    let start = Instant::now();
+                    let mut n = 0u32;
+                    while start.elapsed() < Duration::from_millis(50) {
+                        std::hint::black_box(run());
+                        n += 1;
+                    }
+                    (n / 10).max(1)
+                })
+                .collect();
+            let mut times: [Vec<f64>; 3] = Default::default();
+            for round in 0..rounds {
+                for k in 0..3 {
+                    // Rotated, so no contender always runs right after another.
+                    let i = (round + k) % 3;
+                    let n = per_batch.get(i).copied().unwrap_or(1);
+                    let Some(run) = contenders.get_mut(i) else {
+                        continue;
+                    };
+                    let start = Instant::now();
+                    for _ in 0..n {
+                        std::hint::black_box(run());
+                    }
+                    let ns = start.elapsed().as_nanos() as f64 / f64::from(n);
+                    if let Some(t) = times.get_mut(i) {
+                        t.push(ns);
+                    }
+                }
+            }
+            let [ours, ceiling, rmcp] = &times;
+            let ratio =
+                |other: &[f64]| median(ours.iter().zip(other).map(|(o, x)| x / o).collect());
+            println!(
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0}% | {:.2}× |",
+                case.version,
+                case.name,
+                median(ours.clone()) / 1000.0,
+                median(ceiling.clone()) / 1000.0,
+                median(rmcp.clone()) / 1000.0,
+                ratio(ceiling) * 100.0,
+                ratio(rmcp),
+            );
+        }
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--interleaved") {
+        let rounds = args
+            .iter()
+            .position(|a| a == "--rounds")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(15);
+        let filter = args
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with("--"))
+            .find(|a| a.parse::<usize>().is_err());
+        interleaved(rounds, filter.map(String::as_str));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -4,15 +4,14 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::cancel::{first, First};
+use crate::cancel::{first, CancellationToken, First};
 use crate::jsonrpc::{self, ErrorCode, Outgoing, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
 
 /// Serves one client on this process's stdin and stdout until stdin ends.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
-    let (input, output) = super::pipes::stdio_streams();
-    serve(server, input, output).await
+    serve_stdio_with_shutdown(server, std::future::pending()).await
 }
 
 /// [`serve_stdio`] until stdin ends or `shutdown` resolves (a signal, for instance).
@@ -24,7 +23,28 @@ pub async fn serve_stdio_with_shutdown(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let (input, output) = super::pipes::stdio_streams();
-    serve_with_shutdown(server, input, output, shutdown).await
+    // The session runs as a task of its own, on a runtime worker. Awaited in place it
+    // would often run on the thread that called `block_on` (`#[tokio::main]`'s main
+    // thread), which is not a worker: every hand-off between reading a request and
+    // writing its answer would then cross threads (a futex wake and an eventfd write
+    // per message, measured with strace), which bounds a client that waits for each
+    // answer. As a task, the writer is woken on the same worker.
+    let stop = CancellationToken::new();
+    let session = tokio::spawn(serve_with_shutdown(
+        server,
+        input,
+        output,
+        stop.clone().cancelled_owned(),
+    ));
+    let mut session = std::pin::pin!(session);
+    let joined = match first(shutdown, &mut session).await {
+        First::A(()) => {
+            stop.cancel();
+            session.await
+        }
+        First::B(joined) => joined,
+    };
+    joined.unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
 /// Serves one client reading newline-delimited messages from `input` and writing them
