@@ -111,16 +111,11 @@ mod rmcp_in_memory {
             }
         }
 
-        fn receive(
-            &mut self,
-        ) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send
-        {
-            async move {
-                loop {
-                    let bytes = self.input.recv().await?;
-                    if let Ok(message) = serde_json::from_slice(&bytes) {
-                        return Some(message);
-                    }
+        async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+            loop {
+                let bytes = self.input.recv().await?;
+                if let Ok(message) = serde_json::from_slice(&bytes) {
+                    return Some(message);
                 }
             }
         }

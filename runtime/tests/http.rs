@@ -3,7 +3,6 @@
 //! bad headers, oversized bodies and unknown sessions.
 
 #[path = "common/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod common;
 
 use futures_util::StreamExt;

@@ -5,7 +5,6 @@
 //! session ids, disabled revisions, DNS rebinding), and what the runtime logs.
 
 #[path = "common/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
 mod common;
 
 #[path = "../examples/load.rs"]
