@@ -78,18 +78,25 @@ pub fn project_open<T: FromValue + Serialize + KeepsUnknownKeys>(
     what: &str,
     value: Value,
 ) -> Result<Encoded, RpcError> {
-    project_stamped::<T>(what, value, MetaLeft::Nothing)
+    project_stamped::<T>(what, value, MetaLeft::Nothing, 0)
 }
 
-/// [`project_open`], then adds what [`stamp`] left to the encoded text.
+/// Room for the encoded text beyond the large strings a result is known to carry.
+const SMALL_PARTS: usize = 256;
+
+/// [`project_open`], then adds what [`stamp`] left to the encoded text. `large` is the
+/// length of the large strings the result carries (text, contents), if known: the
+/// buffer starts that large rather than doubling its way there, a copy per step.
 fn project_stamped<T: FromValue + Serialize + KeepsUnknownKeys>(
     what: &str,
     value: Value,
     left: MetaLeft<'_>,
+    large: usize,
 ) -> Result<Encoded, RpcError> {
     let mut typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
-    let mut json = crate::encode::to_vec(&typed).map_err(|e| shaping_error(what, &e))?;
+    let mut json = crate::encode::to_vec_with_capacity(&typed, large + SMALL_PARTS)
+        .map_err(|e| shaping_error(what, &e))?;
     if let MetaLeft::ServerInfo(server) = left {
         append_server_info(&mut json, server);
     }
@@ -246,6 +253,14 @@ pub fn tool_result(
 ) -> Result<Encoded, RpcError> {
     let f = v.features();
     let has_text = r.content.iter().any(|c| matches!(c, Content::Text { .. }));
+    let large: usize = r
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum();
     let mut blocks = content(v, r.content);
     let mut result = Map::new();
     if let Some(structured) = r.structured {
@@ -265,7 +280,8 @@ pub fn tool_result(
     by_revision!(v, |m| project_stamped::<m::CallToolResult>(
         "a tool result",
         Value::Object(result),
-        left
+        left,
+        large
     ))
 }
 
@@ -318,7 +334,8 @@ pub fn list_tools(
     by_revision!(v, |m| project_stamped::<m::ListToolsResult>(
         "the tool list",
         result,
-        left
+        left,
+        0
     ))
 }
 
@@ -335,7 +352,8 @@ pub fn list_resources(
     by_revision!(v, |m| project_stamped::<m::ListResourcesResult>(
         "the resource list",
         result,
-        left
+        left,
+        0
     ))
 }
 
@@ -352,7 +370,8 @@ pub fn list_resource_templates(
     by_revision!(v, |m| project_stamped::<m::ListResourceTemplatesResult>(
         "the resource template list",
         result,
-        left
+        left,
+        0
     ))
 }
 
@@ -362,13 +381,21 @@ pub fn read_resource(
     server: &Implementation,
     contents: Vec<ResourceContents>,
 ) -> Result<Encoded, RpcError> {
+    let large: usize = contents
+        .iter()
+        .map(|c| match c {
+            ResourceContents::Text { text, .. } => text.len(),
+            ResourceContents::Blob { blob, .. } => blob.len(),
+        })
+        .sum();
     let mut result =
         object(json!({"contents": contents.into_iter().map(contents_value).collect::<Vec<_>>()}));
     let left = stamp(v, &mut result, server, Some(CacheHint::READ));
     by_revision!(v, |m| project_stamped::<m::ReadResourceResult>(
         "the resource contents",
         Value::Object(result),
-        left
+        left,
+        large
     ))
 }
 
@@ -409,7 +436,8 @@ pub fn list_prompts(
     by_revision!(v, |m| project_stamped::<m::ListPromptsResult>(
         "the prompt list",
         result,
-        left
+        left,
+        0
     ))
 }
 
@@ -437,7 +465,8 @@ pub fn get_prompt(
     by_revision!(v, |m| project_stamped::<m::GetPromptResult>(
         "the prompt",
         Value::Object(result),
-        left
+        left,
+        0
     ))
 }
 
@@ -458,7 +487,8 @@ pub fn complete(
     by_revision!(v, |m| project_stamped::<m::CompleteResult>(
         "the completion",
         Value::Object(result),
-        left
+        left,
+        0
     ))
 }
 
@@ -548,6 +578,7 @@ pub fn discover(
         "the discover result",
         Value::Object(result),
         left,
+        0,
     )
 }
 
@@ -572,6 +603,7 @@ pub fn input_required(
         "an input-required result",
         Value::Object(result),
         left,
+        0,
     )
 }
 
