@@ -652,6 +652,20 @@ mod tests {
     }
 
     #[test]
+    fn escapes_at_every_position_of_a_block() {
+        // The scan takes 64 bytes per step: an escape anywhere in the first, second or
+        // a later block, and in the 8-byte tail steps.
+        for escape in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+            for at in 0..140 {
+                let mut s = "a".repeat(at);
+                s.push(escape);
+                s.push_str(&"b".repeat(150 - at));
+                same(&json!(s));
+            }
+        }
+    }
+
+    #[test]
     fn long_strings_and_unicode() {
         same(&json!("x".repeat(64 * 1024)));
         same(&json!(format!("{}\"{}\n", "y".repeat(1000), "z".repeat(7))));
