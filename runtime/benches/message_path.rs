@@ -363,7 +363,8 @@ fn bench(c: &mut Criterion) {
 }
 
 /// `--interleaved [--rounds N] [FILTER]`: the three contenders of a case take turns, a
-/// batch of ~5 ms each per round, and each ratio is the median of the per-round ratios.
+/// batch of ~1 ms each per round (100 rounds), and each ratio is the median of the
+/// per-round ratios.
 /// Criterion measures one contender after the other; on a shared 2-core machine a busy
 /// phase can fall on one of them only, and that is what a ratio must not see.
 fn interleaved(rounds: usize, filter: Option<&str>) {
@@ -378,7 +379,7 @@ fn interleaved(rounds: usize, filter: Option<&str>) {
                 continue;
             }
             let mut contenders = [&mut case.runtime, &mut case.ceiling, &mut case.rmcp];
-            // Iterations per batch: ~5 ms each, after a warm-up.
+            // Iterations per batch: ~1 ms each, after a warm-up.
             let per_batch: Vec<u32> = contenders
                 .iter_mut()
                 .map(|run| {
@@ -388,7 +389,7 @@ fn interleaved(rounds: usize, filter: Option<&str>) {
                         std::hint::black_box(run());
                         n += 1;
                     }
-                    (n / 10).max(1)
+                    (n / 50).max(1)
                 })
                 .collect();
             let mut times: [Vec<f64>; 3] = Default::default();
@@ -451,12 +452,14 @@ fn main() {
             .position(|a| a == "--rounds")
             .and_then(|i| args.get(i + 1))
             .and_then(|n| n.parse().ok())
-            .unwrap_or(15);
+            .unwrap_or(100);
+        let rounds_at = args.iter().position(|a| a == "--rounds");
         let filter = args
             .iter()
+            .enumerate()
             .skip(1)
-            .filter(|a| !a.starts_with("--"))
-            .find(|a| a.parse::<usize>().is_err());
+            .find(|(i, a)| !a.starts_with("--") && rounds_at.map(|r| r + 1) != Some(*i))
+            .map(|(_, a)| a);
         interleaved(rounds, filter.map(String::as_str));
         return;
     }

@@ -254,7 +254,7 @@ pub struct Round {
 /// arguments once needed (from the request's params, which outlive the round's handler).
 #[derive(Debug)]
 struct Binding {
-    method: String,
+    method: &'static str,
     digest: std::sync::OnceLock<String>,
 }
 
@@ -270,26 +270,26 @@ impl Binding {
 
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
         self.digest
-            .get_or_init(|| binding(&self.method, target, arguments))
+            .get_or_init(|| binding(self.method, target, arguments))
     }
 }
 
 impl Round {
     /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
     /// or that belongs to another request, is `-32602`.
-    pub fn from_params(method: &str, params: Option<&Value>) -> Result<Round, RpcError> {
+    pub fn from_params(method: &'static str, params: Option<&Value>) -> Result<Round, RpcError> {
         let binding = Binding {
-            method: method.to_owned(),
+            method,
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();
-        if let Some(state) = params.and_then(|p| p.get("requestState")) {
+        if let Some(state) = crate::jsonrpc::member(params, "requestState") {
             let state = state
                 .as_str()
                 .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
             answers = verify_state(state, binding.digest(params))?;
         }
-        if let Some(Value::Object(responses)) = params.and_then(|p| p.get("inputResponses")) {
+        if let Some(Value::Object(responses)) = crate::jsonrpc::member(params, "inputResponses") {
             for (k, v) in responses {
                 answers.insert(k.clone(), v.clone());
             }

@@ -606,6 +606,18 @@ fn write_id(out: &mut Vec<u8>, id: Option<&RequestId>) {
     }
 }
 
+/// `value[key]` when `value` is an object. Small objects (request params, `_meta`) are
+/// searched by comparing keys: hashing a key to look it up (SipHash, as serde_json's map
+/// does) costs more than comparing it with the few keys present.
+pub fn member<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    let map = value?.as_object()?;
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
 /// A response with a result: the envelope is written around the already encoded result.
 pub fn result_response(id: &RequestId, result: &Encoded) -> Outgoing {
     let mut out = Vec::with_capacity(result.as_bytes().len() + 48);

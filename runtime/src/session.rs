@@ -317,9 +317,7 @@ impl Connection {
     }
 
     fn progress_token(params: Option<&Value>) -> Option<Value> {
-        params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get("progressToken"))
+        jsonrpc::member(jsonrpc::member(params, "_meta"), "progressToken")
             .filter(|t| t.is_string() || t.is_number())
             .cloned()
     }
@@ -351,13 +349,18 @@ impl Connection {
             };
             // Only calls that run a handler may ask the client (and so come back with
             // `input_required`); lists never do.
-            let asker = if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
-                match Round::from_params(method, params) {
+            let asking: Option<&'static str> = match method {
+                "tools/call" => Some("tools/call"),
+                "prompts/get" => Some("prompts/get"),
+                "resources/read" => Some("resources/read"),
+                _ => None,
+            };
+            let asker = match asking {
+                Some(method) => match Round::from_params(method, params) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
-                }
-            } else {
-                Asker::None
+                },
+                None => Asker::None,
             };
             let ctx = Context::new(
                 self.server.clone(),

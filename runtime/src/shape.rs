@@ -117,9 +117,10 @@ fn append_server_info(json: &mut Vec<u8>, server: &Implementation) {
     if json.last() != Some(&b'{') {
         json.push(b',');
     }
-    json.extend_from_slice(b"\"_meta\":{");
-    crate::encode::write_str(json, META_SERVER_INFO);
-    json.extend_from_slice(b":{\"name\":");
+    json.extend_from_slice(b"\"_meta\":{\"");
+    // The key is plain ASCII, nothing to escape.
+    json.extend_from_slice(META_SERVER_INFO.as_bytes());
+    json.extend_from_slice(b"\":{\"name\":");
     crate::encode::write_str(json, &server.name);
     json.extend_from_slice(b",\"version\":");
     crate::encode::write_str(json, &server.version);
@@ -198,7 +199,12 @@ fn stamp<'a>(
     if !f.server_info_in_meta {
         return MetaLeft::Nothing;
     }
-    match result.get_mut("_meta") {
+    // Results are small objects: the key is found by comparison, not by hashing it.
+    let meta = result
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == "_meta")
+        .map(|(_, v)| v);
+    match meta {
         None => MetaLeft::ServerInfo(server),
         Some(Value::Object(meta)) => {
             meta.insert(

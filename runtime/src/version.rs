@@ -323,10 +323,11 @@ pub struct ModernRequestMeta {
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
     // Keys compared in place: the map is small, and hashing a key as long as these to
     // look it up costs more than comparing it with each key present.
-    params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object)
-        .is_some_and(|meta| meta.keys().any(|k| k == META_PROTOCOL_VERSION))
+    crate::jsonrpc::member(
+        crate::jsonrpc::member(params, "_meta"),
+        META_PROTOCOL_VERSION,
+    )
+    .is_some()
 }
 
 /// Modern negotiation: validates a request's `_meta` and picks its revision.
@@ -338,8 +339,7 @@ pub fn negotiate_modern(
     params: Option<&Value>,
     supported: VersionSet,
 ) -> Result<ModernRequestMeta, RpcError> {
-    let meta = params
-        .and_then(|p| p.get("_meta"))
+    let meta = crate::jsonrpc::member(params, "_meta")
         .and_then(Value::as_object)
         .ok_or_else(|| RpcError::new(ErrorCode::INVALID_PARAMS, "params._meta is required"))?;
     // One pass over the members (see `has_modern_meta`).
