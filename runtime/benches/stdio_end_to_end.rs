@@ -272,7 +272,14 @@ fn main() -> Result<(), Error> {
                         else {
                             continue;
                         };
-                        figures.push(drive(server, method, version, chunk, window, 1 + round * chunk)?);
+                        figures.push(drive(
+                            server,
+                            method,
+                            version,
+                            chunk,
+                            window,
+                            1 + round * chunk,
+                        )?);
                     }
                 }
                 for server in servers {
