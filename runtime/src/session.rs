@@ -3,6 +3,7 @@
 //! revision's generated method table, concurrency, cancellation and batches.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -216,25 +217,17 @@ impl Connection {
                 Dispatched::Nothing
             }
             Message::Request { id, method, params } => {
-                let token = CancellationToken::new();
-                {
-                    let mut in_flight = lock(&self.in_flight);
-                    if in_flight.contains_key(&id) {
-                        let err = RpcError::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: id {id} is already in use by a request in progress"));
-                        return Dispatched::Ready(jsonrpc::error_response(Some(&id), &err));
-                    }
-                    if in_flight.len() >= self.server.limits().max_in_flight {
-                        let err = RpcError::internal(format!("Internal error: too many requests in progress on this connection (at most {}); retry when some have finished", in_flight.len()));
-                        return Dispatched::Ready(jsonrpc::error_response(Some(&id), &err));
-                    }
-                    in_flight.insert(id.clone(), token.clone());
+                if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
+                    return Dispatched::Ready(refused);
                 }
+                let token = CancellationToken::new();
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
                 let admitted =
                     match self.admit_request(&method, params.as_ref(), token.clone(), reply) {
                         Admission::Answer(outcome) => {
-                            lock(&self.in_flight).remove(&id);
+                            // Answered at once: it was never in progress, so it takes no
+                            // place among the requests in flight.
                             let answer = match outcome {
                                 Ok(result) => jsonrpc::result_response(&id, &result),
                                 Err(error) => jsonrpc::error_response(Some(&id), &error),
@@ -243,6 +236,15 @@ impl Connection {
                         }
                         Admission::Handler(v, ctx) => (v, ctx.with_request_id(id.clone())),
                     };
+                {
+                    // Checked again with the insertion: HTTP session POSTs are handled
+                    // concurrently, and another may have taken the id meanwhile.
+                    let mut in_flight = lock(&self.in_flight);
+                    if let Some(refused) = self.refuse_id(&id, &in_flight) {
+                        return Dispatched::Ready(refused);
+                    }
+                    in_flight.insert(id.clone(), token.clone());
+                }
                 let conn = Arc::clone(self);
                 Dispatched::Task(
                     async move {
@@ -290,6 +292,26 @@ impl Connection {
                 )
             }
         }
+    }
+
+    /// The error for a request whose id is in use by a request in progress, or that
+    /// would exceed `Limits::max_in_flight`.
+    fn refuse_id(
+        &self,
+        id: &RequestId,
+        in_flight: &HashMap<RequestId, CancellationToken>,
+    ) -> Option<Outgoing> {
+        let err = if in_flight.contains_key(id) {
+            RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("Invalid Request: id {id} is already in use by a request in progress"),
+            )
+        } else if in_flight.len() >= self.server.limits().max_in_flight {
+            RpcError::internal(format!("Internal error: too many requests in progress on this connection (at most {}); retry when some have finished", in_flight.len()))
+        } else {
+            return None;
+        };
+        Some(jsonrpc::error_response(Some(id), &err))
     }
 
     fn notification(&self, method: &str, params: Option<&Value>) {
