@@ -730,7 +730,7 @@ impl Server {
                 // themselves; name and arguments are moved out of it.
                 let (name, arguments) = by_revision!(v, |m| {
                     let p = decode_params::<m::methods::CallTool>(owned_params)?;
-                    (p.name, p.arguments.unwrap_or_default())
+                    (p.name, p.arguments)
                 });
                 let handler = read_lock(&self.inner.tools)
                     .iter()
@@ -739,13 +739,16 @@ impl Server {
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                 let round = ctx.asker().clone();
                 // A modern call may end `input_required`, with a state bound to the tool
-                // and the arguments: keep a copy of what the handler consumes, unless the
-                // binding is known already (a retry's state was verified against it).
+                // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
+                // of what the handler consumes, unless the binding is known already (a
+                // retry's state was verified against it).
                 let kept_arguments = match &round {
-                    Asker::Modern(r) if !r.is_bound() => Some(Value::Object(arguments.clone())),
+                    Asker::Modern(r) if !r.is_bound() => {
+                        Some(arguments.clone().map_or(Value::Null, Value::Object))
+                    }
                     _ => None,
                 };
-                let result = handler(arguments, ctx).await;
+                let result = handler(arguments.unwrap_or_default(), ctx).await;
                 if let Asker::Modern(r) = &round {
                     let target = Value::String(name);
                     let arguments = kept_arguments.unwrap_or(Value::Null);

@@ -1159,6 +1159,40 @@ async fn two_rounds(p: &mut Peer, caps: &Value, first_id: i64) -> (String, Strin
     (state1, state2)
 }
 
+/// A call without `arguments` binds its state to no arguments — the retry, also without
+/// them, is the same request (not one with `{}`, which the handler also sees).
+#[tokio::test]
+async fn modern_state_of_a_call_without_arguments_verifies_on_its_retry() {
+    let (server, _) = asking_server();
+    let mut p = Peer::start(server);
+    let caps = all_caps(MODERN);
+    let r = modern_call(
+        &mut p,
+        1,
+        modern_params(&caps, "ask_twice", None, None, None),
+    )
+    .await;
+    let (_, state) = input_required(&r);
+    let r = modern_call(
+        &mut p,
+        2,
+        modern_params(
+            &caps,
+            "ask_twice",
+            None,
+            Some(&state),
+            Some(json!({"input-1": answer("elicit")})),
+        ),
+    )
+    .await;
+    let (requests, _) = input_required(&r);
+    assert_eq!(
+        Value::Object(requests),
+        json!({"input-2": {"method": "roots/list", "params": {}}}),
+        "{r}"
+    );
+}
+
 #[tokio::test]
 async fn modern_asking_twice_takes_two_retries_with_distinct_states() {
     let (server, _) = asking_server();
