@@ -258,16 +258,17 @@ struct Binding {
     digest: std::sync::OnceLock<String>,
 }
 
-impl Binding {
-    fn digest(&self, params: Option<&Value>) -> &str {
-        let field = |key: &str| params.and_then(|p| p.get(key));
-        let target = field("name")
-            .or_else(|| field("uri"))
-            .unwrap_or(&Value::Null);
-        let arguments = field("arguments").unwrap_or(&Value::Null);
-        self.digest_of(target, arguments)
-    }
+/// What a request's state is bound to, read from its params: the target (`name`, else
+/// `uri`) and the `arguments`, each `null` when absent.
+pub(crate) fn binding_parts(params: Option<&Value>) -> (&Value, &Value) {
+    let field = |key: &str| params.and_then(|p| p.get(key));
+    let target = field("name")
+        .or_else(|| field("uri"))
+        .unwrap_or(&Value::Null);
+    (target, field("arguments").unwrap_or(&Value::Null))
+}
 
+impl Binding {
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
         self.digest
             .get_or_init(|| binding(self.method, target, arguments))
@@ -287,7 +288,8 @@ impl Round {
             let state = state
                 .as_str()
                 .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
-            answers = verify_state(state, binding.digest(params))?;
+            let (target, arguments) = binding_parts(params);
+            answers = verify_state(state, binding.digest_of(target, arguments))?;
         }
         if let Some(Value::Object(responses)) = crate::jsonrpc::member(params, "inputResponses") {
             for (k, v) in responses {
@@ -332,27 +334,17 @@ impl Round {
         format!("input-{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    /// If the handler asked for something unanswered: the `inputRequests` and the signed
-    /// state to send back. `params` are the request's own (the state is bound to them).
-    pub fn input_required(&self, params: Option<&Value>) -> Option<(Value, String)> {
-        let field = |key: &str| params.and_then(|p| p.get(key));
-        let target = field("name")
-            .or_else(|| field("uri"))
-            .unwrap_or(&Value::Null);
-        let arguments = field("arguments").unwrap_or(&Value::Null);
-        self.input_required_for(target, arguments)
-    }
-
     /// Whether the binding of this request to its retry is already known (a retry's
-    /// state was verified against it): then [`Round::input_required_for`] needs no
-    /// target or arguments.
+    /// state was verified against it): then [`Round::input_required`] needs no target or
+    /// arguments.
     pub fn is_bound(&self) -> bool {
         self.binding.digest.get().is_some()
     }
 
-    /// [`Round::input_required`] for a request whose target (tool name, resource URI)
-    /// and arguments were taken out of its params.
-    pub fn input_required_for(&self, target: &Value, arguments: &Value) -> Option<(Value, String)> {
+    /// If the handler asked for something unanswered: the `inputRequests` and the signed
+    /// state to send back, bound to the request's target (tool name, resource URI) and
+    /// arguments as sent (see [`binding_parts`]).
+    pub fn input_required(&self, target: &Value, arguments: &Value) -> Option<(Value, String)> {
         let needed = lock(&self.needed);
         if needed.is_empty() {
             return None;

@@ -749,12 +749,11 @@ impl Server {
                     _ => None,
                 };
                 let result = handler(arguments.unwrap_or_default(), ctx).await;
-                if let Asker::Modern(r) = &round {
-                    let target = Value::String(name);
-                    let arguments = kept_arguments.unwrap_or(Value::Null);
-                    if let Some((requests, state)) = r.input_required_for(&target, &arguments) {
-                        return shape::input_required(v, info, requests, state);
-                    }
+                let arguments = kept_arguments.unwrap_or(Value::Null);
+                if let Some(answer) =
+                    input_required(v, info, &round, &Value::String(name), &arguments)?
+                {
+                    return Ok(answer);
                 }
                 shape::tool_result(v, info, result?)
             }
@@ -779,11 +778,9 @@ impl Server {
                 };
                 let round = ctx.asker().clone();
                 let contents = handler(uri.clone(), vars, ctx).await;
-                if let Asker::Modern(r) = &round {
-                    let target = Value::String(uri.clone());
-                    if let Some((requests, state)) = r.input_required_for(&target, &Value::Null) {
-                        return shape::input_required(v, info, requests, state);
-                    }
+                let target = Value::String(uri.clone());
+                if let Some(answer) = input_required(v, info, &round, &target, &Value::Null)? {
+                    return Ok(answer);
                 }
                 let contents = contents?;
                 if contents.is_empty() {
@@ -813,7 +810,8 @@ impl Server {
                 }
                 let round = ctx.asker().clone();
                 let result = handler(args, ctx).await;
-                if let Some(answer) = input_required(v, info, &round, params)? {
+                let (target, arguments) = crate::asks::binding_parts(params);
+                if let Some(answer) = input_required(v, info, &round, target, arguments)? {
                     return Ok(answer);
                 }
                 shape::get_prompt(v, info, &result?)
@@ -984,14 +982,16 @@ impl Server {
 
 /// A modern handler that asked for something unanswered is answered `input_required`,
 /// whatever it returned (even if it turned the ask's error into a result of its own).
+/// `target` and `arguments` are what the request's state is bound to.
 fn input_required(
     v: ProtocolVersion,
     info: &Implementation,
-    asker: &crate::asks::Asker,
-    params: Option<&Value>,
+    asker: &Asker,
+    target: &Value,
+    arguments: &Value,
 ) -> Result<Option<Encoded>, RpcError> {
     match asker {
-        crate::asks::Asker::Modern(round) => match round.input_required(params) {
+        Asker::Modern(round) => match round.input_required(target, arguments) {
             Some((requests, state)) => shape::input_required(v, info, requests, state).map(Some),
             None => Ok(None),
         },
