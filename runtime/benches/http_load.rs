@@ -24,8 +24,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 const LEGACY: &str = "2025-11-25";
@@ -63,89 +61,183 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// One client: a legacy session (its id) or stateless requests.
+/// Where the server listens: `host:port` and the path, from its URL.
+#[derive(Clone)]
+struct Endpoint {
+    authority: String,
+    path: String,
+}
+
+impl Endpoint {
+    fn parse(url: &str) -> Result<Endpoint, Error> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or("the server's URL is not http://")?;
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        Ok(Endpoint {
+            authority: authority.to_owned(),
+            path: format!("/{path}"),
+        })
+    }
+}
+
+/// An answer as the load generator checks it.
+struct Answer {
+    status: u16,
+    session: Option<String>,
+    body: Vec<u8>,
+}
+
+/// One client on its own keep-alive connection: a legacy session (its id) or stateless
+/// requests. It writes HTTP/1.1 itself and reads answers with `httparse`, as `wrk` does:
+/// through reqwest (a pool, and hyper's hand-off from the request to the connection's
+/// task) the load generator spent more CPU per call than the server (~80 against ~60
+/// µs), and on 2 shared cores its cost became the server's latency.
 struct Client {
-    http: reqwest::Client,
-    url: String,
+    endpoint: Endpoint,
+    stream: tokio::net::TcpStream,
+    input: Vec<u8>,
+    request: Vec<u8>,
     session: Option<String>,
 }
 
 impl Client {
-    async fn new(http: reqwest::Client, url: &str, era: &str) -> Result<Client, Error> {
-        let mut client = Client {
-            http,
-            url: url.to_owned(),
-            session: None,
-        };
+    /// A client of `era` on a connection of its own (a legacy one has opened its session).
+    async fn new(endpoint: &Endpoint, era: &str) -> Result<Client, Error> {
+        let mut client = Client::connect(endpoint).await?;
         if era == LEGACY {
-            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}});
-            let response = client.post_legacy_handshake(&init).await?;
-            client.session = response
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            if client.session.is_none() {
-                return Err("initialize gave no session id".into());
-            }
-            response.bytes().await?;
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            client.post(&note, None).await?.bytes().await?;
+            client.open_session().await?;
         }
         Ok(client)
     }
 
-    /// `initialize`: no session and no protocol-version header yet.
-    async fn post_legacy_handshake(&self, body: &Value) -> Result<reqwest::Response, Error> {
-        Ok(self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string())
-            .send()
-            .await?)
+    async fn connect(endpoint: &Endpoint) -> Result<Client, Error> {
+        let stream = tokio::net::TcpStream::connect(&endpoint.authority).await?;
+        stream.set_nodelay(true)?;
+        Ok(Client {
+            endpoint: endpoint.clone(),
+            stream,
+            input: Vec::with_capacity(4096),
+            request: Vec::with_capacity(1024),
+            session: None,
+        })
     }
 
-    async fn post(&self, body: &Value, tool: Option<&str>) -> Result<reqwest::Response, Error> {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        match &self.session {
-            Some(id) => {
-                request = request
-                    .header("mcp-session-id", id)
-                    .header("mcp-protocol-version", LEGACY);
-            }
-            None => {
-                request = request.header("mcp-protocol-version", MODERN);
-                if let Some(name) = tool {
-                    request = request
-                        .header("mcp-method", "tools/call")
-                        .header("mcp-name", name);
+    /// `initialize` and `notifications/initialized`: the client's (new) legacy session.
+    async fn open_session(&mut self) -> Result<(), Error> {
+        self.session = None;
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"load","version":"1"}}}}}}"#
+        );
+        let answer = self.post(&[], init.as_bytes()).await?;
+        if answer.status != 200 {
+            return Err(format!("initialize: status {}", answer.status).into());
+        }
+        self.session = Some(answer.session.ok_or("initialize gave no session id")?);
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let answer = self
+            .post(&[("mcp-protocol-version", LEGACY)], note.as_bytes())
+            .await?;
+        if answer.status != 202 {
+            return Err(format!("initialized: status {}", answer.status).into());
+        }
+        Ok(())
+    }
+
+    /// One POST with the era's headers (and `extra`); reads the whole answer.
+    async fn post(&mut self, extra: &[(&str, &str)], body: &[u8]) -> Result<Answer, Error> {
+        use std::io::Write;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        self.request.clear();
+        write!(
+            self.request,
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n",
+            self.endpoint.path,
+            self.endpoint.authority,
+            body.len()
+        )?;
+        if let Some(id) = &self.session {
+            write!(self.request, "mcp-session-id: {id}\r\n")?;
+        }
+        for (name, value) in extra {
+            write!(self.request, "{name}: {value}\r\n")?;
+        }
+        self.request.extend_from_slice(b"\r\n");
+        self.request.extend_from_slice(body);
+        self.stream.write_all(&self.request).await?;
+        self.input.clear();
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut response = httparse::Response::new(&mut headers);
+            if let httparse::Status::Complete(head) = response.parse(&self.input)? {
+                let header = |name: &str| {
+                    response
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case(name))
+                        .and_then(|h| std::str::from_utf8(h.value).ok())
+                };
+                let length: usize = header("content-length")
+                    .ok_or("an answer without content-length")?
+                    .parse()?;
+                let status = response.code.unwrap_or(0);
+                let session = header("mcp-session-id").map(str::to_owned);
+                while self.input.len() < head + length {
+                    if self.stream.read_buf(&mut self.input).await? == 0 {
+                        return Err("the server closed the connection".into());
+                    }
                 }
+                let body = self
+                    .input
+                    .get(head..head + length)
+                    .unwrap_or_default()
+                    .to_vec();
+                return Ok(Answer {
+                    status,
+                    session,
+                    body,
+                });
+            }
+            if self.stream.read_buf(&mut self.input).await? == 0 {
+                return Err("the server closed the connection".into());
             }
         }
-        Ok(request.send().await?)
     }
 
     /// One call, checked: status 200, the same id back, a result.
-    async fn call(&self, id: u64) -> Result<(), Error> {
-        let mut params = json!({"name": "tool_1", "arguments": {"city": "Oslo"}});
-        if self.session.is_none() {
-            params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
+    async fn call(&mut self, id: u64) -> Result<(), Error> {
+        #[derive(serde::Deserialize)]
+        struct Reply {
+            id: Option<u64>,
+            result: Option<serde::de::IgnoredAny>,
         }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-        let response = self.post(&body, Some("tool_1")).await?;
-        if response.status() != 200 {
-            return Err(format!("status {}", response.status()).into());
+        let answer = if self.session.is_some() {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}}}}}}"#
+            );
+            self.post(&[("mcp-protocol-version", LEGACY)], body.as_bytes())
+                .await?
+        } else {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            );
+            let headers = [
+                ("mcp-protocol-version", MODERN),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "tool_1"),
+            ];
+            self.post(&headers, body.as_bytes()).await?
+        };
+        if answer.status != 200 {
+            return Err(format!("status {}", answer.status).into());
         }
-        let answer: Value = serde_json::from_slice(&response.bytes().await?)?;
-        if answer["id"] != json!(id) || answer.get("result").is_none() {
-            return Err(format!("wrong answer to {id}: {answer}").into());
+        let reply: Reply = serde_json::from_slice(&answer.body)?;
+        if reply.id != Some(id) || reply.result.is_none() {
+            return Err(format!(
+                "wrong answer to {id}: {}",
+                String::from_utf8_lossy(&answer.body)
+            )
+            .into());
         }
         Ok(())
     }
@@ -157,46 +249,100 @@ struct Figures {
     p99_ms: f64,
     errors: u64,
     answered: u64,
+    /// CPU time (user + system) per answered call, server and load generator.
+    server_cpu_us: f64,
+    client_cpu_us: f64,
 }
 
-/// `clients` clients for `duration`; `interval` None is a closed loop.
+/// CPU time (user + system) of a process so far, in microseconds (`/proc/<pid>/stat`,
+/// fields 14 and 15, in clock ticks of 10 ms).
+fn cpu_us(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name (field 2) may hold spaces; the fields after it are counted from
+    // its closing parenthesis.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let field = |n: usize| -> f64 {
+        after
+            .split_whitespace()
+            .nth(n - 3)
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0.0)
+    };
+    (field(14) + field(15)) * 10_000.0
+}
+
+/// Wakes open-loop clients at their send times, evenly spaced: client `i` at
+/// `start + (k · clients + i) · interval / clients`. tokio's timers fire on whole
+/// milliseconds, so clients sleeping on their own timers left in bursts — at 10,000
+/// calls/s ten at the same instant, and the last of ten waited behind nine — which the
+/// per-client load at 1,000 clients showed as latency the server had not caused. A thread
+/// sleeping to each send time spaces them within the kernel's timer slack (~50 µs).
+fn pace(
+    wake: Vec<Arc<tokio::sync::Notify>>,
+    interval: Duration,
+    start: Instant,
+    deadline: Instant,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let step = interval.div_f64(wake.len().max(1) as f64);
+        for j in 0u64.. {
+            let due = start + step.mul_f64(j as f64);
+            if due >= deadline {
+                break;
+            }
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            if let Some(client) = wake.get((j % wake.len() as u64) as usize) {
+                client.notify_one();
+            }
+        }
+        // Past the deadline every client is woken once more, to see it and stop.
+        if let Some(wait) = deadline.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        for client in &wake {
+            client.notify_one();
+        }
+    })
+}
+
+/// `clients` clients for `duration`; `interval` (each client's time between calls) None
+/// is a closed loop.
 async fn run(
     url: &str,
+    server_pid: u32,
     era: &'static str,
     clients: usize,
     duration: Duration,
     interval: Option<Duration>,
 ) -> Result<Figures, Error> {
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(usize::MAX)
-        .tcp_nodelay(true)
-        .build()?;
+    let endpoint = Endpoint::parse(url)?;
     let mut connected = Vec::with_capacity(clients);
     for _ in 0..clients {
-        connected.push(Client::new(http.clone(), url, era).await?);
+        connected.push(Client::new(&endpoint, era).await?);
     }
     let errors = Arc::new(AtomicU64::new(0));
     let next_id = Arc::new(AtomicU64::new(1));
+    let wake: Vec<Arc<tokio::sync::Notify>> = (0..clients)
+        .map(|_| Arc::new(tokio::sync::Notify::new()))
+        .collect();
+    let (server_cpu, client_cpu) = (cpu_us(&server_pid.to_string()), cpu_us("self"));
     let start = Instant::now();
     let deadline = start + duration;
     let mut tasks = Vec::with_capacity(clients);
-    for (i, client) in connected.into_iter().enumerate() {
+    for (mut client, wake) in connected.into_iter().zip(wake.iter().cloned()) {
         let errors = Arc::clone(&errors);
         let next_id = Arc::clone(&next_id);
+        let paced = interval.is_some();
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
-            // Open-loop clients start spread over one interval.
-            if let Some(every) = interval {
-                tokio::time::sleep(every.mul_f64(i as f64 / clients as f64)).await;
-            }
-            let mut tick = interval.map(|every| {
-                let mut t = tokio::time::interval(every);
-                t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                t
-            });
-            while Instant::now() < deadline {
-                if let Some(t) = tick.as_mut() {
-                    t.tick().await;
+            loop {
+                if paced {
+                    wake.notified().await;
+                }
+                if Instant::now() >= deadline {
+                    break;
                 }
                 let id = next_id.fetch_add(1, Ordering::Relaxed);
                 let sent = Instant::now();
@@ -212,11 +358,19 @@ async fn run(
             latencies
         }));
     }
+    let pacer = interval.map(|every| pace(wake, every, start, deadline));
     let mut latencies = Vec::new();
     for task in tasks {
         latencies.extend(task.await?);
     }
     let elapsed = start.elapsed();
+    if let Some(pacer) = pacer {
+        pacer.join().map_err(|_| "the pacer panicked")?;
+    }
+    let answered = latencies.len() as u64;
+    let per_call = |before: f64, after: f64| (after - before) / answered.max(1) as f64;
+    let server_cpu_us = per_call(server_cpu, cpu_us(&server_pid.to_string()));
+    let client_cpu_us = per_call(client_cpu, cpu_us("self"));
     latencies.sort_unstable();
     let pick = |q: f64| {
         latencies
@@ -224,11 +378,13 @@ async fn run(
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
     Ok(Figures {
-        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
+        per_second: answered as f64 / elapsed.as_secs_f64(),
         p50_ms: pick(0.50),
         p99_ms: pick(0.99),
         errors: errors.load(Ordering::Relaxed),
-        answered: latencies.len() as u64,
+        answered,
+        server_cpu_us,
+        client_cpu_us,
     })
 }
 
@@ -245,10 +401,12 @@ fn main() -> Result<(), Error> {
         let sessions = if quick { 100 } else { 1000 };
         tokio::time::sleep(Duration::from_millis(200)).await;
         let before = rss_kib(pid);
-        let http = reqwest::Client::new();
-        let mut idle = Vec::with_capacity(sessions);
+        // One connection opens them all, one after the other: what is measured is the
+        // sessions, not connections.
+        let endpoint = Endpoint::parse(&url)?;
+        let mut opener = Client::connect(&endpoint).await?;
         for _ in 0..sessions {
-            idle.push(Client::new(http.clone(), &url, LEGACY).await?);
+            opener.open_session().await?;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
         let after = rss_kib(pid);
@@ -256,10 +414,10 @@ fn main() -> Result<(), Error> {
             "idle legacy sessions: {sessions}; server RSS {before} KiB → {after} KiB: {:.1} KiB per session",
             (after.saturating_sub(before)) as f64 / sessions as f64
         );
-        drop(idle);
+        drop(opener);
         println!();
-        println!("| era | clients | load | calls/s | p50 (ms) | p99 (ms) | answered | errors |");
-        println!("|---|---|---|---|---|---|---|---|");
+        println!("| era | clients | load | calls/s | p50 (ms) | p99 (ms) | answered | errors | server CPU µs/call | client CPU µs/call |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
         let counts: &[usize] = if quick { &[1, 64] } else { &[1, 64, 1000] };
         // `--era 2026-07-28` (or `2025-11-25`) runs one era only.
         let only = std::env::args()
@@ -282,10 +440,16 @@ fn main() -> Result<(), Error> {
                     if clients == 1 && interval.is_some_and(|i| i < Duration::from_millis(100)) {
                         continue; // one client cannot spread a load
                     }
-                    let f = run(&url, era, clients, duration, interval).await?;
+                    let f = run(&url, pid, era, clients, duration, interval).await?;
                     println!(
-                        "| {era} | {clients} | {load} | {:.0} | {:.2} | {:.2} | {} | {} |",
-                        f.per_second, f.p50_ms, f.p99_ms, f.answered, f.errors
+                        "| {era} | {clients} | {load} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.0} |",
+                        f.per_second,
+                        f.p50_ms,
+                        f.p99_ms,
+                        f.answered,
+                        f.errors,
+                        f.server_cpu_us,
+                        f.client_cpu_us
                     );
                 }
             }
