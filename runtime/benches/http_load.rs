@@ -15,7 +15,8 @@
 //! opening 1,000 sessions that stay idle.
 //!
 //! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run,
-//! `-- --era 2026-07-28` for one era).
+//! `-- --era 2026-07-28` for one era, `-- --url U --server-pid P` to drive a server
+//! started by hand, under a profiler for instance).
 
 #[path = "support/example.rs"]
 mod support;
@@ -391,8 +392,22 @@ async fn run(
 fn main() -> Result<(), Error> {
     let quick = std::env::args().any(|a| a == "--quick" || a == "--test");
     let duration = Duration::from_secs(if quick { 1 } else { 5 });
-    let (mut child, url) = build_and_start(quick)?;
-    let pid = child.id();
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    // `--url U --server-pid P` drives a server started by hand (under a profiler, say).
+    let (mut child, url, pid) = match (value("--url"), value("--server-pid")) {
+        (Some(url), Some(pid)) => (None, url, pid.parse()?),
+        _ => {
+            let (child, url) = build_and_start(quick)?;
+            let pid = child.id();
+            (Some(child), url, pid)
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -456,7 +471,9 @@ fn main() -> Result<(), Error> {
         }
         Ok::<_, Error>(())
     });
-    let _ = child.kill();
-    let _ = child.wait();
+    if let Some(child) = child.as_mut() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     result
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::cancel::CancellationToken;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -380,7 +380,17 @@ fn request_id(body: &Value) -> Option<RequestId> {
     (!(well_formed && is_response)).then_some(id)
 }
 
-async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Request) -> Response {
+    // The headers are taken out of the request, not extracted: axum's `HeaderMap`
+    // extractor clones the map, which was ~3% of the server's time per stateless call.
+    let (mut parts, body) = request.into_parts();
+    let headers = std::mem::take(&mut parts.headers);
+    // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
+    let body =
+        match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &state).await {
+            Ok(body) => body,
+            Err(rejection) => return rejection.into_response(),
+        };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
