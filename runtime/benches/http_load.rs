@@ -1,7 +1,7 @@
 //! HTTP on loopback: the `bench_server` example (`ours-http`) in its own process, driven
 //! by 1, 64 and 1,000 concurrent clients, each either a legacy Streamable HTTP session
 //! (2025-11-25: initialize, then calls with its session id) or stateless 2026-07-28
-//! requests. Three loads per client count:
+//! requests, each on its own keep-alive connection. Three loads per client count:
 //! - closed loop: every client sends its next call as soon as the last is answered —
 //!   the server's throughput, and the latency a saturated server gives;
 //! - open loop, per client: every client sends one call every 100 ms — a fixed offered
@@ -10,9 +10,12 @@
 //!   at its share — the same load spread over more clients, so what the latency shows is
 //!   the cost of concurrency itself.
 //!
-//! Every answer is checked (status 200, its own id, a result): errors and lost answers
-//! are counted. Then memory per idle legacy session: the server's RSS before and after
-//! opening 1,000 sessions that stay idle.
+//! Open-loop send times are evenly spaced by a pacing thread; the client counts take
+//! turns in rounds, and the p99 at 1 and 1,000 clients is compared with the p99 at 64 of
+//! the same round. Every answer is checked (status 200, its own id, a result): errors and
+//! lost answers are counted; server and load-generator CPU per call come from
+//! `/proc/<pid>/stat`. First of all, on the fresh server, memory per idle legacy session:
+//! the server's RSS before and after opening 1,000 sessions that stay idle.
 //!
 //! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run,
 //! `-- --era 2026-07-28` for one era, `-- --url U --server-pid P` to drive a server
@@ -311,18 +314,13 @@ fn pace(
 /// `clients` clients for `duration`; `interval` (each client's time between calls) None
 /// is a closed loop.
 async fn run(
-    url: &str,
+    connected: &mut Vec<Client>,
     server_pid: u32,
     era: &'static str,
-    clients: usize,
     duration: Duration,
     interval: Option<Duration>,
 ) -> Result<Figures, Error> {
-    let endpoint = Endpoint::parse(url)?;
-    let mut connected = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        connected.push(Client::new(&endpoint, era).await?);
-    }
+    let clients = connected.len();
     let errors = Arc::new(AtomicU64::new(0));
     let next_id = Arc::new(AtomicU64::new(1));
     let wake: Vec<Arc<tokio::sync::Notify>> = (0..clients)
@@ -332,7 +330,7 @@ async fn run(
     let start = Instant::now();
     let deadline = start + duration;
     let mut tasks = Vec::with_capacity(clients);
-    for (mut client, wake) in connected.into_iter().zip(wake.iter().cloned()) {
+    for (mut client, wake) in connected.drain(..).zip(wake.iter().cloned()) {
         let errors = Arc::clone(&errors);
         let next_id = Arc::clone(&next_id);
         let paced = interval.is_some();
@@ -356,13 +354,15 @@ async fn run(
                     }
                 }
             }
-            latencies
+            (client, latencies)
         }));
     }
     let pacer = interval.map(|every| pace(wake, every, start, deadline));
     let mut latencies = Vec::new();
     for task in tasks {
-        latencies.extend(task.await?);
+        let (client, own) = task.await?;
+        connected.push(client);
+        latencies.extend(own);
     }
     let elapsed = start.elapsed();
     if let Some(pacer) = pacer {
@@ -389,9 +389,50 @@ async fn run(
     })
 }
 
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One table row: medians over `rounds` (sums for the counts); with `reference`, the
+/// median of the per-round ratios of p99 to the reference's p99.
+fn print_row(
+    era: &str,
+    clients: usize,
+    load: &str,
+    rounds: &[Figures],
+    reference: Option<&[Figures]>,
+) {
+    let of = |f: fn(&Figures) -> f64| median(rounds.iter().map(f).collect());
+    let ratio = reference.map_or(String::new(), |reference| {
+        let per_round = rounds
+            .iter()
+            .zip(reference)
+            .map(|(f, r)| f.p99_ms / r.p99_ms)
+            .collect();
+        format!("{:.2}×", median(per_round))
+    });
+    println!(
+        "| {era} | {clients} | {load} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.0} | {ratio} |",
+        of(|f| f.per_second),
+        of(|f| f.p50_ms),
+        of(|f| f.p99_ms),
+        rounds.iter().map(|f| f.answered).sum::<u64>(),
+        rounds.iter().map(|f| f.errors).sum::<u64>(),
+        of(|f| f.server_cpu_us),
+        of(|f| f.client_cpu_us),
+    );
+}
+
 fn main() -> Result<(), Error> {
     let quick = std::env::args().any(|a| a == "--quick" || a == "--test");
     let duration = Duration::from_secs(if quick { 1 } else { 5 });
+    // The open loops run in rounds (see below).
+    let (rounds_of_open_loops, round_duration) = if quick {
+        (1, Duration::from_millis(500))
+    } else {
+        (5, Duration::from_secs(3))
+    };
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| {
         args.iter()
@@ -431,8 +472,8 @@ fn main() -> Result<(), Error> {
         );
         drop(opener);
         println!();
-        println!("| era | clients | load | calls/s | p50 (ms) | p99 (ms) | answered | errors | server CPU µs/call | client CPU µs/call |");
-        println!("|---|---|---|---|---|---|---|---|---|---|");
+        println!("| era | clients | load | calls/s | p50 (ms) | p99 (ms) | answered | errors | server CPU µs/call | client CPU µs/call | p99 ÷ p99 at 64 clients |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
         let counts: &[usize] = if quick { &[1, 64] } else { &[1, 64, 1000] };
         // `--era 2026-07-28` (or `2025-11-25`) runs one era only.
         let only = std::env::args()
@@ -442,30 +483,52 @@ fn main() -> Result<(), Error> {
             if only.as_deref().is_some_and(|o| o != era) {
                 continue;
             }
-            for &clients in counts {
-                let loads = [
-                    (None, "closed loop".to_owned()),
-                    (Some(Duration::from_millis(100)), "1 call / 100 ms each".to_owned()),
-                    (
-                        Some(Duration::from_secs_f64(clients as f64 / TOTAL_RATE)),
-                        format!("{TOTAL_RATE:.0} calls/s in total"),
-                    ),
-                ];
-                for (interval, load) in loads {
-                    if clients == 1 && interval.is_some_and(|i| i < Duration::from_millis(100)) {
-                        continue; // one client cannot spread a load
+            // One set of clients per count, connected once (legacy ones with their
+            // session) and kept for every load of the era.
+            let mut sets = Vec::with_capacity(counts.len());
+            for &count in counts {
+                let mut set = Vec::with_capacity(count);
+                for _ in 0..count {
+                    set.push(Client::new(&endpoint, era).await?);
+                }
+                sets.push(set);
+            }
+            for set in sets.iter_mut() {
+                let f = run(set, pid, era, duration, None).await?;
+                print_row(era, set.len(), "closed loop", &[f], None);
+            }
+            // The open loops compare client counts: the counts take turns in rounds, so
+            // a busy phase of this shared machine falls on each alike; figures are
+            // medians over the rounds, the ratio the median of the per-round ratios.
+            let loads: [(&str, fn(usize) -> Duration); 2] = [
+                ("1 call / 100 ms each", |_| Duration::from_millis(100)),
+                ("3000 calls/s in total", |count| {
+                    Duration::from_secs_f64(count as f64 / TOTAL_RATE)
+                }),
+            ];
+            for (load, interval) in loads {
+                let spread = |count: usize| count > 1 || interval(count) >= Duration::from_millis(100);
+                let mut rounds: Vec<Vec<Figures>> = sets.iter().map(|_| Vec::new()).collect();
+                for round in 0..rounds_of_open_loops {
+                    for k in 0..sets.len() {
+                        let i = (k + round) % sets.len();
+                        let (Some(set), Some(figures)) = (sets.get_mut(i), rounds.get_mut(i)) else {
+                            continue;
+                        };
+                        if !spread(set.len()) {
+                            continue; // one client cannot spread a load
+                        }
+                        let every = interval(set.len());
+                        figures.push(run(set, pid, era, round_duration, Some(every)).await?);
                     }
-                    let f = run(&url, pid, era, clients, duration, interval).await?;
-                    println!(
-                        "| {era} | {clients} | {load} | {:.0} | {:.2} | {:.2} | {} | {} | {:.0} | {:.0} |",
-                        f.per_second,
-                        f.p50_ms,
-                        f.p99_ms,
-                        f.answered,
-                        f.errors,
-                        f.server_cpu_us,
-                        f.client_cpu_us
-                    );
+                }
+                let at_64 = counts.iter().position(|&c| c == 64);
+                for (set, figures) in sets.iter().zip(&rounds) {
+                    if figures.is_empty() {
+                        continue;
+                    }
+                    let reference = at_64.and_then(|i| rounds.get(i)).filter(|_| set.len() != 64);
+                    print_row(era, set.len(), load, figures, reference.map(Vec::as_slice));
                 }
             }
         }
