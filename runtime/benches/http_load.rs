@@ -389,6 +389,9 @@ async fn run(
     })
 }
 
+/// An open loop's time between one client's calls, given the number of clients.
+type IntervalOf = fn(usize) -> Duration;
+
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
@@ -500,7 +503,7 @@ fn main() -> Result<(), Error> {
             // The open loops compare client counts: the counts take turns in rounds, so
             // a busy phase of this shared machine falls on each alike; figures are
             // medians over the rounds, the ratio the median of the per-round ratios.
-            let loads: [(&str, fn(usize) -> Duration); 2] = [
+            let loads: [(&str, IntervalOf); 2] = [
                 ("1 call / 100 ms each", |_| Duration::from_millis(100)),
                 ("3000 calls/s in total", |count| {
                     Duration::from_secs_f64(count as f64 / TOTAL_RATE)

@@ -121,7 +121,17 @@ impl Connection {
         bytes: &[u8],
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        match jsonrpc::parse_frame(bytes) {
+        self.handle_parsed(jsonrpc::parse_frame(bytes), reply).await
+    }
+
+    /// [`Connection::handle_frame`] for a frame already parsed (the HTTP transport reads a
+    /// request once, to route it and check its headers).
+    pub(crate) async fn handle_parsed(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+    ) -> usize {
+        match frame {
             Frame::Single(Err(invalid)) => {
                 let _ = reply
                     .send(jsonrpc::error_response(invalid.id.as_ref(), &invalid.error))

@@ -22,7 +22,7 @@ use futures_util::stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::jsonrpc::{self, ErrorCode, Outgoing, RequestId, RpcError};
+use crate::jsonrpc::{self, ErrorCode, Frame, Message, Outgoing, RequestId, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
 use crate::transport::event_store::SessionStreams;
@@ -425,40 +425,75 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
         let Some(streams) = session.streams.as_ref() else {
             return session_not_found();
         };
-        return dispatch(&session.conn, &body, None, Some(streams), None).await;
+        let frame = jsonrpc::parse_frame(&body);
+        return dispatch(&session.conn, frame, None, Some(streams), None).await;
     }
-    let parsed: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                ErrorCode::PARSE_ERROR,
-                &format!("Parse error: {e}"),
-            )
+    // The frame is parsed once: a well-formed request is routed and checked on its
+    // parsed envelope, then handed to its connection as it is. Anything else (a batch, a
+    // notification, a response, an invalid message) is read as a `Value` for the routing
+    // decision, as the general path has it.
+    let frame = jsonrpc::parse_frame(&body);
+    let general: Value;
+    let probe = match &frame {
+        Frame::Single(Ok(Message::Request { id, method, params })) => Probe {
+            id: Some(id.clone()),
+            method,
+            params: params.as_ref(),
+        },
+        _ => {
+            general = match serde_json::from_slice(&body) {
+                Ok(v) => v,
+                Err(e) => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        None,
+                        ErrorCode::PARSE_ERROR,
+                        &format!("Parse error: {e}"),
+                    )
+                }
+            };
+            Probe {
+                id: request_id(&general),
+                method: general
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                params: general.get("params"),
+            }
         }
     };
     let header_version = header_str(&headers, "mcp-protocol-version");
-    let has_meta = parsed.get("params").and_then(|p| p.get("_meta")).is_some();
+    let has_meta = jsonrpc::member(probe.params, "_meta").is_some();
     let header_is_legacy = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);
     let modern_served = state.server.versions().of_era(Era::Modern).next().is_some();
     if modern_served && (has_meta || (header_version.is_some() && !header_is_legacy)) {
-        return stateless(&state, &headers, parsed, &body).await;
+        if let Some(refused) = stateless_refusal(&state, &headers, &probe) {
+            return refused;
+        }
+        return stateless(&state, frame).await;
     }
-    if parsed.get("method").and_then(Value::as_str) == Some("initialize") {
-        return initialize(&state, &body).await;
+    if probe.method == "initialize" {
+        return initialize(&state, frame).await;
     }
     rpc_error(
         StatusCode::BAD_REQUEST,
-        request_id(&parsed).as_ref(),
+        probe.id.as_ref(),
         ErrorCode(-32000),
         "Bad Request: invalid or missing session ID",
     )
 }
 
-async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
+/// What routing and the stateless checks read of a POST without a session.
+struct Probe<'a> {
+    /// The id an error answer carries (none for a response or an unreadable id).
+    id: Option<RequestId>,
+    method: &'a str,
+    params: Option<&'a Value>,
+}
+
+async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -472,7 +507,7 @@ async fn initialize(state: &Arc<AppState>, body: &Bytes) -> Response {
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, body, None, None, None).await;
+    let response = dispatch(&conn, frame, None, None, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -516,48 +551,53 @@ fn new_session_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Validates a stateless (2026-07-28) request in the order the spec gives, then serves
-/// it on a connection of its own.
-async fn stateless(
+/// Validates a stateless (2026-07-28) request's headers against its body, in the order
+/// the spec gives: the answer refusing it, or `None` when it may be served.
+fn stateless_refusal(
     state: &Arc<AppState>,
     headers: &HeaderMap,
-    parsed: Value,
-    body: &Bytes,
-) -> Response {
-    let id = request_id(&parsed);
-    let id = id.as_ref();
+    probe: &Probe<'_>,
+) -> Option<Response> {
+    let id = probe.id.as_ref();
     let bad =
         |code: ErrorCode, message: &str| rpc_error(StatusCode::BAD_REQUEST, id, code, message);
     let Some(header_version) = header_str(headers, "mcp-protocol-version") else {
-        return bad(
+        return Some(bad(
             ErrorCode::HEADER_MISMATCH,
             "Header mismatch: MCP-Protocol-Version header is required",
-        );
+        ));
     };
-    let params = parsed.get("params");
+    let params = probe.params;
     let meta_version = params
         .and_then(|p| p.get("_meta"))
         .and_then(|m| m.get(version::META_PROTOCOL_VERSION))
-        .cloned();
-    if let Err(e) = version::negotiate_modern(params, crate::VersionSet::ALL) {
+        .and_then(Value::as_str);
+    let any_revision = version::negotiate_modern(params, crate::VersionSet::ALL);
+    if let Err(e) = &any_revision {
         if e.code == ErrorCode::INVALID_PARAMS {
-            return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(id, &e));
+            return Some(json_response(
+                StatusCode::BAD_REQUEST,
+                &jsonrpc::error_response(id, e),
+            ));
         }
     }
-    if meta_version.as_ref().and_then(Value::as_str) != Some(header_version) {
-        return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header does not match params._meta protocol version");
+    if meta_version != Some(header_version) {
+        return Some(bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version header does not match params._meta protocol version"));
     }
-    if let Err(e) = version::negotiate_modern(params, state.server.versions()) {
-        return json_response(StatusCode::BAD_REQUEST, &jsonrpc::error_response(id, &e));
+    let served = state.server.versions();
+    if !any_revision.is_ok_and(|meta| served.contains(meta.version)) {
+        if let Err(e) = version::negotiate_modern(params, served) {
+            return Some(json_response(
+                StatusCode::BAD_REQUEST,
+                &jsonrpc::error_response(id, &e),
+            ));
+        }
     }
-    let method = parsed
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let method = probe.method;
     match header_str(headers, "mcp-method") {
         Some(m) if m == method => {}
-        Some(m) => return bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Method header value '{m}' does not match body value '{method}'")),
-        None => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Method header is required"),
+        Some(m) => return Some(bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Method header value '{m}' does not match body value '{method}'"))),
+        None => return Some(bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Method header is required")),
     }
     let name_source = match method {
         "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
@@ -567,9 +607,9 @@ async fn stateless(
     if let Some(expected) = name_source.and_then(Value::as_str) {
         match header_str(headers, "mcp-name").map(decode_header_value) {
             Some(Some(v)) if v == expected => {}
-            Some(Some(v)) => return bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Name header value '{v}' does not match body value '{expected}'")),
-            Some(None) => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is not valid base64"),
-            None => return bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is required"),
+            Some(Some(v)) => return Some(bad(ErrorCode::HEADER_MISMATCH, &format!("Header mismatch: Mcp-Name header value '{v}' does not match body value '{expected}'"))),
+            Some(None) => return Some(bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is not valid base64")),
+            None => return Some(bad(ErrorCode::HEADER_MISMATCH, "Header mismatch: Mcp-Name header is required")),
         }
     }
     if method == "tools/call" {
@@ -584,9 +624,14 @@ async fn stateless(
             check_param_headers(schema, arguments, headers)
         });
         if let Some(Err(message)) = checked {
-            return bad(ErrorCode::HEADER_MISMATCH, &message);
+            return Some(bad(ErrorCode::HEADER_MISMATCH, &message));
         }
     }
+    None
+}
+
+/// Serves a stateless request whose headers were checked on a connection of its own.
+async fn stateless(state: &Arc<AppState>, frame: Frame) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -599,7 +644,7 @@ async fn stateless(
     };
     dispatch(
         &conn,
-        body,
+        frame,
         Some(StatusMap::Modern),
         None,
         Some(in_progress),
@@ -711,13 +756,13 @@ fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCode {
 /// SSE stream of the request's notifications followed by its answer.
 async fn dispatch(
     conn: &Arc<Connection>,
-    body: &Bytes,
+    frame: Frame,
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
 ) -> Response {
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
-    let requests = conn.handle_frame(body, &tx).await;
+    let requests = conn.handle_parsed(frame, &tx).await;
     drop(tx);
     if requests == 0 {
         return StatusCode::ACCEPTED.into_response();
