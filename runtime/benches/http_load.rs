@@ -434,7 +434,7 @@ fn main() -> Result<(), Error> {
     let (rounds_of_open_loops, round_duration) = if quick {
         (1, Duration::from_millis(500))
     } else {
-        (5, Duration::from_secs(3))
+        (9, Duration::from_secs(3))
     };
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| {
