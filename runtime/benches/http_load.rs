@@ -21,8 +21,12 @@
 //! `-- --era 2026-07-28` for one era, `-- --url U --server-pid P` to drive a server
 //! started by hand, under a profiler for instance).
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/example.rs"]
 mod support;
+
+use args::{flag_value, median};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -392,11 +396,6 @@ async fn run(
 /// An open loop's time between one client's calls, given the number of clients.
 type IntervalOf = fn(usize) -> Duration;
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 /// One table row: medians over `rounds` (sums for the counts); with `reference`, the
 /// median of the per-round ratios of p99 to the reference's p99.
 fn print_row(
@@ -437,15 +436,10 @@ fn main() -> Result<(), Error> {
         (9, Duration::from_secs(3))
     };
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value = |flag: &str| flag_value(&args, flag);
     // `--url U --server-pid P` drives a server started by hand (under a profiler, say).
     let (mut child, url, pid) = match (value("--url"), value("--server-pid")) {
-        (Some(url), Some(pid)) => (None, url, pid.parse()?),
+        (Some(url), Some(pid)) => (None, url.to_owned(), pid.parse()?),
         _ => {
             let (child, url) = build_and_start(quick)?;
             let pid = child.id();
@@ -479,11 +473,9 @@ fn main() -> Result<(), Error> {
         println!("|---|---|---|---|---|---|---|---|---|---|---|");
         let counts: &[usize] = if quick { &[1, 64] } else { &[1, 64, 1000] };
         // `--era 2026-07-28` (or `2025-11-25`) runs one era only.
-        let only = std::env::args()
-            .skip_while(|a| a != "--era")
-            .nth(1);
+        let only = value("--era");
         for era in [LEGACY, MODERN] {
-            if only.as_deref().is_some_and(|o| o != era) {
+            if only.is_some_and(|o| o != era) {
                 continue;
             }
             // One set of clients per count, connected once (legacy ones with their

@@ -11,8 +11,12 @@
 //! `cargo bench -p mcp-runtime --bench message_path -- --interleaved [FILTER]` for the
 //! ratios with the three contenders taking turns (the table in BENCHMARKS.md).
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/servers.rs"]
 mod servers;
+
+use args::{flag_value, median};
 
 use std::time::{Duration, Instant};
 
@@ -428,11 +432,6 @@ fn interleaved(rounds: usize, filter: Option<&str>) {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 criterion_group!(benches, bench);
 
 /// glibc's allocator serves large blocks with `mmap` (a fresh mapping, page faults,
@@ -447,10 +446,7 @@ fn main() {
     settle_allocator();
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--interleaved") {
-        let rounds = args
-            .iter()
-            .position(|a| a == "--rounds")
-            .and_then(|i| args.get(i + 1))
+        let rounds = flag_value(&args, "--rounds")
             .and_then(|n| n.parse().ok())
             .unwrap_or(100);
         let rounds_at = args.iter().position(|a| a == "--rounds");

@@ -8,8 +8,12 @@
 //! `-- --requests N`, `-- --windows 1,64`, `-- --quick` (the CI smoke run). The servers
 //! of a cell take turns in rounds of `N / 10` requests; figures are medians over rounds.
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/example.rs"]
 mod support;
+
+use args::{flag_value, median};
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -23,11 +27,6 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// Turns each server takes per cell; each figure is the median over the rounds, the ratio
 /// the median of the per-round ratios.
 const ROUNDS: u64 = 10;
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
 
 fn meta() -> &'static str {
     r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
@@ -196,12 +195,7 @@ fn drive(
 
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value = |flag: &str| flag_value(&args, flag);
     let quick = args.iter().any(|a| a == "--quick" || a == "--test");
     let n: u64 = value("--requests")
         .and_then(|v| v.parse().ok())
