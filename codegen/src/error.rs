@@ -53,6 +53,14 @@ pub enum Error {
         /// The parser's message (with line and column).
         message: String,
     },
+    /// The behaviour a revision records in the manifest contradicts its schema.
+    #[error("revision {revision}: the behaviour in schema/revisions.toml disagrees with the schema (fix the flags, or add the revision with another --like / --set FLAG=VALUE):{mismatches}")]
+    Behaviour {
+        /// The revision.
+        revision: String,
+        /// One indented line per contradicted flag.
+        mismatches: String,
+    },
     /// A schema is JSON but not a schema this generator understands.
     #[error("revision {revision}: {message}")]
     InvalidSchema {

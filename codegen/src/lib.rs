@@ -6,6 +6,7 @@
 //! [`generate`] touches no disk; the `mcp-codegen` CLI and the tests wrap it.
 #![warn(missing_docs)]
 
+pub mod behaviour;
 pub mod diff;
 pub mod error;
 pub mod ir;
@@ -94,6 +95,8 @@ pub fn render_fixture(name: &str, schema: &Value) -> Result<String> {
         url: String::new(),
         sha256: String::new(),
         dialect,
+        summary: None,
+        behaviour: behaviour::Behaviour::fixture(),
     };
     let a = analyse(&Input {
         revision: revision.clone(),
@@ -114,6 +117,9 @@ pub const PROTOCOL_CHANGES_PATH: &str = "docs/protocol-changes.md";
 /// Generates every file for `inputs` (all revisions of the manifest, oldest first).
 /// Deterministic: the same inputs give byte-identical files, sorted by path.
 pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
+    for input in inputs {
+        check_behaviour(input)?;
+    }
     let analysed = inputs.iter().map(analyse).collect::<Result<Vec<_>>>()?;
     if let Some(a) = analysed.iter().find(|a| a.ir.methods.is_empty()) {
         return Err(Error::InvalidSchema {
@@ -162,6 +168,19 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// Fails, naming every contradicted flag, when the behaviour a revision records in the
+/// manifest disagrees with its schema.
+pub fn check_behaviour(input: &Input) -> Result<()> {
+    let mismatches = behaviour::check(&input.revision.behaviour, &input.schema);
+    if mismatches.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Behaviour {
+        revision: input.revision.id.clone(),
+        mismatches: mismatches.iter().map(|m| format!("\n  {m}")).collect(),
+    })
 }
 
 /// `docs/protocol-changes.md`: the diff of each consecutive pair of revisions.
@@ -230,6 +249,16 @@ pub struct AddedRevision {
     pub written: Vec<PathBuf>,
 }
 
+/// How a new revision behaves: like an existing one, with some flags set otherwise.
+#[derive(Clone, Debug, Default)]
+pub struct NewRevisionBehaviour {
+    /// The revision whose behaviour flags are copied (default: the revision itself when it
+    /// is already listed, else the newest revision).
+    pub like: Option<String>,
+    /// Flags set after copying, as `FLAG=VALUE`.
+    pub set: Vec<String>,
+}
+
 /// Where a new revision's schema comes from.
 #[derive(Clone, Debug)]
 pub enum NewRevisionSource {
@@ -244,13 +273,16 @@ pub enum NewRevisionSource {
     },
 }
 
-/// Records a new revision in the manifest (hash and dialect measured from the bytes),
-/// stores its schema in the cache, regenerates everything and writes the new digest
-/// snapshot. The whole workspace under `layout` is updated.
+/// Records a new revision in the manifest (hash and dialect measured from the bytes, the
+/// behaviour flags of the revision it is like), stores its schema in the cache,
+/// regenerates everything and writes the new digest snapshot. The whole workspace under
+/// `layout` is updated; a schema the flags contradict, or that the generator cannot
+/// handle, leaves it as it was.
 pub fn add_revision(
     layout: &Layout,
     id: &str,
     from: NewRevisionSource,
+    behaviour: &NewRevisionBehaviour,
     progress: bool,
 ) -> Result<AddedRevision> {
     let manifest_path = layout.manifest_path();
@@ -279,11 +311,32 @@ pub fn add_revision(
         message: e.to_string(),
     })?;
     let dialect = load::detect_dialect(id, &json)?;
+    let like = match &behaviour.like {
+        Some(like) => manifest.get(like)?,
+        // Re-adding a revision (a new pin of its schema) keeps its own behaviour.
+        None => manifest
+            .get(id)
+            .ok()
+            .or(manifest.revisions.last())
+            .ok_or_else(|| Error::Manifest {
+                path: manifest_path.clone(),
+                message: "add-revision needs --like REV when the manifest is empty".into(),
+            })?,
+    };
+    let mut flags = like.behaviour.clone();
+    for assignment in &behaviour.set {
+        flags.set(assignment).map_err(|message| Error::Manifest {
+            path: manifest_path.clone(),
+            message: format!("--set {message}"),
+        })?;
+    }
     let revision = Revision {
         id: id.to_owned(),
         url,
         sha256: load::sha256_hex(&bytes),
         dialect,
+        summary: manifest.get(id).ok().and_then(|r| r.summary.clone()),
+        behaviour: flags,
     };
     load::check_dialect(id, dialect, &json)?;
     // Generate before touching the manifest: a schema the generator cannot handle leaves

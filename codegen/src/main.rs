@@ -53,12 +53,23 @@ enum Command {
     },
     /// Record a new revision in the manifest, fetch it, regenerate, and write its digest
     /// snapshot.
+    ///
+    /// The schema is downloaded from --url, or imported from --from DIR
+    /// (DIR/<id>/schema.json). The revision gets the behaviour flags of the revision it is
+    /// --like (checked against its schema), and the runtime serves it with no other edit.
     AddRevision {
         /// The revision id (YYYY-MM-DD).
         id: String,
         /// Upstream URL of its schema.json (pin it to a commit).
         #[arg(long)]
         url: Option<String>,
+        /// The revision whose behaviour flags it shares (default: itself if listed, else
+        /// the newest revision).
+        #[arg(long, value_name = "REV")]
+        like: Option<String>,
+        /// Set one behaviour flag after copying (repeatable), e.g. `--set batching=false`.
+        #[arg(long, value_name = "FLAG=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -180,8 +191,13 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             print!("{}", analysed(&manifest, &source, &revision)?.digest());
             Ok(ExitCode::SUCCESS)
         }
-        Command::AddRevision { id, url } => {
-            let from = match (cli.from, url) {
+        Command::AddRevision { id, url, like, set } => {
+            // The mirror may come from MCP_SCHEMA_DIR: with --url, it is used only when it
+            // holds this revision (offline-friendly, and the hash is measured either way).
+            let mirrored = cli
+                .from
+                .filter(|dir| dir.join(&id).join("schema.json").is_file());
+            let from = match (mirrored, url) {
                 (Some(dir), url) => NewRevisionSource::Mirror {
                     url: url
                         .unwrap_or_else(|| format!("file://{}/{id}/schema.json", dir.display())),
@@ -189,11 +205,14 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
                 },
                 (None, Some(url)) => NewRevisionSource::Url(url),
                 (None, None) => {
-                    eprintln!("error: add-revision needs --url URL or --from DIR");
+                    eprintln!(
+                        "error: add-revision needs --url URL, or --from DIR holding DIR/{id}/schema.json"
+                    );
                     return Ok(ExitCode::from(2));
                 }
             };
-            let added = mcp_codegen::add_revision(&layout, &id, from, true)?;
+            let behaviour = mcp_codegen::NewRevisionBehaviour { like, set };
+            let added = mcp_codegen::add_revision(&layout, &id, from, &behaviour, true)?;
             println!(
                 "added {} (sha256 {}, {}) to {}",
                 added.revision.id,
@@ -207,7 +226,9 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
                     path.strip_prefix(&layout.root).unwrap_or(&path).display()
                 );
             }
-            println!("next: review the new digest snapshot and run `cargo test`");
+            println!(
+                "next: review the new entry in schema/revisions.toml and the digest snapshot, then run `cargo test`"
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::behaviour::Behaviour;
 use crate::error::{Error, Result};
 
 /// The JSON Schema dialect a revision's schema is written in.
@@ -61,6 +62,12 @@ pub struct Revision {
     pub sha256: String,
     /// The JSON Schema dialect.
     pub dialect: Dialect,
+    /// What the revision brought, in a few words (the doc of its `ProtocolVersion`
+    /// variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// What differs in its behaviour beyond its types (see [`crate::behaviour`]).
+    pub behaviour: Behaviour,
 }
 
 impl Revision {
@@ -91,7 +98,12 @@ const MANIFEST_HEADER: &str = "\
 # `url` (pinned to a commit of modelcontextprotocol/modelcontextprotocol) into the
 # git-ignored `schema/cache/`, or imports it from a local mirror (`--from DIR` or
 # MCP_SCHEMA_DIR, laid out as DIR/<id>/schema.json). Either way the SHA-256 must match.
-# Add a revision with `cargo codegen add-revision <id> --url <url>` (or `--from DIR`).
+#
+# `[revision.behaviour]` records what differs beyond the types (era, batching, …): the
+# runtime reads these flags instead of naming revisions, and generation checks each flag
+# against the schema (codegen/src/behaviour.rs documents them).
+# Add a revision with `cargo codegen add-revision <id> --url <url> --like <revision>` (or
+# `--from DIR` instead of `--url`): it gets the behaviour of the revision it is like.
 ";
 
 impl Manifest {
@@ -141,9 +153,19 @@ impl Manifest {
     pub fn to_toml(&self) -> String {
         let mut out = String::from(MANIFEST_HEADER);
         for rev in &self.revisions {
+            out.push_str(&format!("\n[[revision]]\nid = \"{}\"\n", rev.id));
+            if let Some(summary) = &rev.summary {
+                out.push_str(&format!(
+                    "summary = {}\n",
+                    toml::Value::from(summary.as_str())
+                ));
+            }
             out.push_str(&format!(
-                "\n[[revision]]\nid = \"{}\"\nurl = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n",
-                rev.id, rev.url, rev.sha256, rev.dialect
+                "url = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n\n[revision.behaviour]\n{}",
+                rev.url,
+                rev.sha256,
+                rev.dialect,
+                rev.behaviour.to_toml_lines()
             ));
         }
         out

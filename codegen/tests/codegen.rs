@@ -303,6 +303,8 @@ fn revision(id: &str, bytes: &[u8]) -> mcp_codegen::Revision {
         url: "https://example.invalid/schema.json".into(),
         sha256: mcp_codegen::load::sha256_hex(bytes),
         dialect: mcp_codegen::Dialect::Draft07,
+        summary: None,
+        behaviour: mcp_codegen::behaviour::Behaviour::fixture(),
     }
 }
 
@@ -425,16 +427,56 @@ fn add_revision_from_a_mirror_records_generates_and_snapshots_it() {
     let bytes = std::fs::read(mirror_root.join("2025-06-18/schema.json")).expect("schema");
     let mirror = mirror_with("2099-01-01", &bytes);
     let layout = Layout::new(root.path());
-    let added = mcp_codegen::add_revision(
+    let source = NewRevisionSource::Mirror {
+        dir: mirror.path().to_owned(),
+        url: "https://example.invalid/2099-01-01/schema.json".into(),
+    };
+    let manifest_before = std::fs::read(layout.manifest_path()).expect("manifest");
+    // Like 2024-11-05 (the newest listed, the default), its flags contradict the schema:
+    // refused, naming each flag, and the workspace is left as it was.
+    let err = mcp_codegen::add_revision(
         &layout,
         "2099-01-01",
-        NewRevisionSource::Mirror {
-            dir: mirror.path().to_owned(),
-            url: "https://example.invalid/2099-01-01/schema.json".into(),
-        },
+        source.clone(),
+        &mcp_codegen::NewRevisionBehaviour::default(),
         false,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect_err("behaviour of 2024-11-05");
+    let msg = err.to_string();
+    for flag in [
+        "audio_content",
+        "structured_output",
+        "elicitation",
+        "resource_links",
+    ] {
+        assert!(
+            msg.contains(&format!("`{flag} = false` but the schema says true")),
+            "{msg}"
+        );
+    }
+    assert!(!msg.contains("`batching"), "{msg}");
+    assert_eq!(
+        std::fs::read(layout.manifest_path()).expect("manifest"),
+        manifest_before
+    );
+    assert!(!root.path().join("generated").exists());
+    let behaviour = mcp_codegen::NewRevisionBehaviour {
+        like: Some("2024-11-05".into()),
+        set: [
+            "audio_content",
+            "progress_message",
+            "structured_output",
+            "resource_links",
+            "elicitation",
+        ]
+        .iter()
+        .map(|f| format!("{f}=true"))
+        .collect(),
+    };
+    let added = mcp_codegen::add_revision(&layout, "2099-01-01", source, &behaviour, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(added.revision.behaviour.is("elicitation"));
+    assert!(!added.revision.behaviour.is("batching"));
     assert_eq!(added.revision.sha256, mcp_codegen::load::sha256_hex(&bytes));
     assert_eq!(added.revision.dialect, mcp_codegen::Dialect::Draft07);
 
@@ -449,6 +491,13 @@ fn add_revision_from_a_mirror_records_generates_and_snapshots_it() {
     assert!(
         cargo.contains("v2099_01_01 = []") && cargo.contains("\"v2099_01_01\""),
         "{cargo}"
+    );
+    let table = std::fs::read_to_string(root.path().join("generated/src/revisions.rs"))
+        .expect("revisions.rs");
+    assert!(
+        table.contains("ProtocolVersion::V2099_01_01 => \"2099-01-01\"")
+            && table.contains("use $crate::v2099_01_01 as $m;"),
+        "{table}"
     );
     let snap = std::fs::read_to_string(
         root.path()
@@ -546,4 +595,44 @@ fn no_unreferenced_or_pending_snapshots() {
     );
     let missing: Vec<&String> = expected.difference(&found).collect();
     assert!(missing.is_empty(), "missing snapshots: {missing:?}");
+}
+
+/// The behaviour each revision records agrees with its schema, and the check would catch
+/// any single flag recorded otherwise (every flag with schema evidence, in every revision).
+#[test]
+fn every_behaviour_flag_agrees_with_its_schema_and_a_flipped_one_is_caught() {
+    use mcp_codegen::behaviour::{self, Era, FlagValue};
+    for input in inputs() {
+        let recorded = &input.revision.behaviour;
+        let id = &input.revision.id;
+        assert_eq!(behaviour::check(recorded, &input.schema), vec![], "{id}");
+        for (flag, value) in recorded.iter() {
+            let flipped = match value {
+                FlagValue::Bool(b) => format!("{}={}", flag.name, !b),
+                FlagValue::Era(Era::Legacy) => format!("{}=modern", flag.name),
+                FlagValue::Era(Era::Modern) => format!("{}=legacy", flag.name),
+                FlagValue::ErrorCode(c) => format!("{}={}", flag.name, c - 1),
+            };
+            let mut wrong = recorded.clone();
+            wrong.set(&flipped).expect("set");
+            let caught: Vec<&str> = behaviour::check(&wrong, &input.schema)
+                .iter()
+                .map(|m| m.flag)
+                .collect();
+            let expected: Vec<&str> = match behaviour::observe(flag, &input.schema) {
+                Some(_) => vec![flag.name],
+                None => vec![],
+            };
+            assert_eq!(caught, expected, "{id}: {flipped}");
+        }
+    }
+}
+
+/// `add-revision` rewrites the manifest with `Manifest::to_toml`: the committed file is
+/// exactly that form, so adding a revision changes nothing but the new entry.
+#[test]
+fn the_manifest_is_in_the_form_add_revision_writes() {
+    let path = workspace().manifest_path();
+    let text = std::fs::read_to_string(&path).expect("manifest");
+    assert_eq!(Manifest::load(&path).expect("manifest").to_toml(), text);
 }

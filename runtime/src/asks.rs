@@ -94,22 +94,15 @@ impl Ask {
         let mut params = self.neutral_params();
         match self {
             Ask::ElicitUrl { .. } if !v.features().url_elicitation => Err(not_in_revision(self, v)),
-            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => match v {
-                ProtocolVersion::V2025_06_18 => {
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => {
+                if !v.features().elicitation_titled_enums {
                     titled_enums_as_enum_names(&mut params);
-                    project::<mcp_generated::v2025_06_18::ElicitRequestParams>(
-                        "an elicitation",
-                        params,
-                    )
                 }
-                ProtocolVersion::V2025_11_25 => project::<
-                    mcp_generated::v2025_11_25::ElicitRequestParams,
-                >("an elicitation", params),
-                ProtocolVersion::V2026_07_28 => project::<
-                    mcp_generated::v2026_07_28::ElicitRequestParams,
-                >("an elicitation", params),
-                _ => Err(not_in_revision(self, v)),
-            },
+                by_revision!(v, where elicitation, |m| project::<m::ElicitRequestParams>(
+                    "an elicitation",
+                    params
+                ), else Err(not_in_revision(self, v)))
+            }
             Ask::CreateMessage(_) => by_revision!(v, |m| project::<m::CreateMessageRequestParams>(
                 "a sampling request",
                 params
@@ -121,20 +114,9 @@ impl Ask {
     /// Checks the client's answer against revision `v`'s result type.
     fn check_answer(&self, v: ProtocolVersion, answer: &Value) -> Result<(), String> {
         let decoded = match self {
-            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => match v {
-                ProtocolVersion::V2025_06_18 => serde_json::from_value::<
-                    mcp_generated::v2025_06_18::ElicitResult,
-                >(answer.clone())
-                .map(|_| ()),
-                ProtocolVersion::V2025_11_25 => serde_json::from_value::<
-                    mcp_generated::v2025_11_25::ElicitResult,
-                >(answer.clone())
-                .map(|_| ()),
-                _ => serde_json::from_value::<mcp_generated::v2026_07_28::ElicitResult>(
-                    answer.clone(),
-                )
-                .map(|_| ()),
-            },
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => by_revision!(v, where elicitation, |m| {
+                serde_json::from_value::<m::ElicitResult>(answer.clone()).map(|_| ())
+            }, else return Err(format!("elicitation does not exist in MCP {v}"))),
             Ask::CreateMessage(_) => by_revision!(v, |m| serde_json::from_value::<
                 m::CreateMessageResult,
             >(answer.clone())
@@ -238,6 +220,8 @@ impl Pending {
 /// One round of a modern (multi round-trip) request.
 #[derive(Debug)]
 pub struct Round {
+    /// The (modern) revision the request is served at: what it asks is shaped for it.
+    version: ProtocolVersion,
     /// Answers known this round: from the verified state and from `inputResponses`.
     answers: BTreeMap<String, Value>,
     /// Answers used by the handler so far (carried to the next round's state).
@@ -278,7 +262,11 @@ impl Binding {
 impl Round {
     /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
     /// or that belongs to another request, is `-32602`.
-    pub fn from_params(method: &'static str, params: Option<&Value>) -> Result<Round, RpcError> {
+    pub fn from_params(
+        version: ProtocolVersion,
+        method: &'static str,
+        params: Option<&Value>,
+    ) -> Result<Round, RpcError> {
         let binding = Binding {
             method,
             digest: std::sync::OnceLock::new(),
@@ -297,6 +285,7 @@ impl Round {
             }
         }
         Ok(Round {
+            version,
             answers,
             used: Mutex::new(BTreeMap::new()),
             needed: Mutex::new(BTreeMap::new()),
@@ -309,18 +298,17 @@ impl Round {
     fn take(&self, key: &str, ask: &Ask) -> Result<Option<Value>, RpcError> {
         match self.answers.get(key) {
             Some(answer) => {
-                ask.check_answer(ProtocolVersion::V2026_07_28, answer)
-                    .map_err(|e| {
-                        RpcError::invalid_params(format!(
-                            "inputResponses[\"{key}\"] does not answer `{}`: {e}",
-                            ask.method()
-                        ))
-                    })?;
+                ask.check_answer(self.version, answer).map_err(|e| {
+                    RpcError::invalid_params(format!(
+                        "inputResponses[\"{key}\"] does not answer `{}`: {e}",
+                        ask.method()
+                    ))
+                })?;
                 lock(&self.used).insert(key.to_owned(), answer.clone());
                 Ok(Some(answer.clone()))
             }
             None => {
-                let params = ask.request_params(ProtocolVersion::V2026_07_28)?;
+                let params = ask.request_params(self.version)?;
                 lock(&self.needed).insert(
                     key.to_owned(),
                     json!({"method": ask.method(), "params": params}),

@@ -701,6 +701,7 @@ impl Server {
                     .map(ProtocolVersion::as_str)
                     .collect();
                 shape::discover(
+                    v,
                     info,
                     &self.neutral_capabilities(),
                     &versions,
@@ -864,9 +865,10 @@ impl Server {
         params: Option<&Value>,
         ctx: Context,
     ) -> Result<Encoded, RpcError> {
-        // Only 2026-07-28 has this method (admission checked the revision's table).
-        debug_assert_eq!(v, ProtocolVersion::V2026_07_28);
-        check_params::<mcp_generated::v2026_07_28::methods::SubscriptionsListen>(params)?;
+        // Only modern revisions have this method (admission checked the revision's table).
+        by_revision!(v, where modern, |m| check_params::<m::methods::SubscriptionsListen>(
+            params
+        ), else Err(RpcError::method_not_found("subscriptions/listen")))?;
         let filter = params
             .and_then(|p| p.get("notifications"))
             .cloned()
@@ -936,10 +938,10 @@ impl Server {
         let mut result = Map::new();
         result.insert("_meta".into(), tag);
         result.insert("resultType".into(), json!("complete"));
-        shape::project_open::<mcp_generated::v2026_07_28::SubscriptionsListenResult>(
+        by_revision!(v, where modern, |m| shape::project_open::<m::SubscriptionsListenResult>(
             "the end of a subscription",
-            Value::Object(result),
-        )
+            Value::Object(result)
+        ), else Err(RpcError::method_not_found("subscriptions/listen")))
     }
 
     fn require(&self, capability: &str, method: &str) -> Result<(), RpcError> {

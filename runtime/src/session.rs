@@ -388,7 +388,7 @@ impl Connection {
                 _ => None,
             };
             let asker = match asking {
-                Some(method) => match Round::from_params(method, params) {
+                Some(method) => match Round::from_params(v, method, params) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
                 },

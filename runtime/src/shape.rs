@@ -34,34 +34,9 @@ use crate::model::{
 };
 use crate::version::{ProtocolVersion, META_SERVER_INFO};
 
-/// Runs `$body` with `$m` bound to the generated module of revision `$v`.
-macro_rules! by_revision {
-    ($v:expr, |$m:ident| $body:expr) => {
-        match $v {
-            ProtocolVersion::V2024_11_05 => {
-                use mcp_generated::v2024_11_05 as $m;
-                $body
-            }
-            ProtocolVersion::V2025_03_26 => {
-                use mcp_generated::v2025_03_26 as $m;
-                $body
-            }
-            ProtocolVersion::V2025_06_18 => {
-                use mcp_generated::v2025_06_18 as $m;
-                $body
-            }
-            ProtocolVersion::V2025_11_25 => {
-                use mcp_generated::v2025_11_25 as $m;
-                $body
-            }
-            ProtocolVersion::V2026_07_28 => {
-                use mcp_generated::v2026_07_28 as $m;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use by_revision;
+// Generated from `schema/revisions.toml`: dispatches on a revision known at run time,
+// over every revision or over those with a given behaviour flag.
+pub(crate) use mcp_generated::by_revision;
 
 /// Projects a neutral value through a closed generated type.
 pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Value, RpcError> {
@@ -546,32 +521,20 @@ pub fn initialize(
     if let Some(i) = instructions {
         result.insert("instructions".into(), json!(i));
     }
-    let value = Value::Object(result);
-    match v {
-        ProtocolVersion::V2024_11_05 => {
-            project_open::<mcp_generated::v2024_11_05::InitializeResult>("initialize", value)
-        }
-        ProtocolVersion::V2025_03_26 => {
-            project_open::<mcp_generated::v2025_03_26::InitializeResult>("initialize", value)
-        }
-        ProtocolVersion::V2025_06_18 => {
-            project_open::<mcp_generated::v2025_06_18::InitializeResult>("initialize", value)
-        }
-        ProtocolVersion::V2025_11_25 => {
-            project_open::<mcp_generated::v2025_11_25::InitializeResult>("initialize", value)
-        }
-        ProtocolVersion::V2026_07_28 => Err(RpcError::method_not_found("initialize")),
-    }
+    by_revision!(v, where legacy, |m| project_open::<m::InitializeResult>(
+        "initialize",
+        Value::Object(result)
+    ), else Err(RpcError::method_not_found("initialize")))
 }
 
-/// The result of `server/discover` (2026-07-28).
+/// The result of `server/discover` (modern revisions only).
 pub fn discover(
+    v: ProtocolVersion,
     server: &Implementation,
     neutral_caps: &Value,
     supported: &[&str],
     instructions: Option<&str>,
 ) -> Result<Encoded, RpcError> {
-    let v = ProtocolVersion::V2026_07_28;
     let mut result = object(json!({
         "supportedVersions": supported,
         "capabilities": server_capabilities(v, neutral_caps)?,
@@ -580,37 +543,34 @@ pub fn discover(
         result.insert("instructions".into(), json!(i));
     }
     let left = stamp(v, &mut result, server, Some(CacheHint::NONE));
-    project_stamped::<mcp_generated::v2026_07_28::DiscoverResult>(
+    by_revision!(v, where modern, |m| project_stamped::<m::DiscoverResult>(
         "the discover result",
         Value::Object(result),
         left,
-        0,
-    )
+        0
+    ), else Err(RpcError::method_not_found("server/discover")))
 }
 
-/// An `InputRequiredResult` (2026-07-28): what the handler asked, and the signed state
-/// the client echoes on its retry.
+/// An `InputRequiredResult` (modern revisions): what the handler asked, and the signed
+/// state the client echoes on its retry.
 pub fn input_required(
     v: ProtocolVersion,
     server: &Implementation,
     input_requests: Value,
     request_state: String,
 ) -> Result<Encoded, RpcError> {
-    if v != ProtocolVersion::V2026_07_28 {
-        return Err(RpcError::internal(format!(
-            "input_required does not exist in MCP {v}"
-        )));
-    }
     let mut result =
         object(json!({"inputRequests": input_requests, "requestState": request_state}));
     let left = stamp(v, &mut result, server, None);
     result.insert("resultType".into(), json!("input_required"));
-    project_stamped::<mcp_generated::v2026_07_28::InputRequiredResult>(
+    by_revision!(v, where modern, |m| project_stamped::<m::InputRequiredResult>(
         "an input-required result",
         Value::Object(result),
         left,
-        0,
-    )
+        0
+    ), else Err(RpcError::internal(format!(
+        "input_required does not exist in MCP {v}"
+    ))))
 }
 
 /// Params of `notifications/progress`.

@@ -1,5 +1,5 @@
-//! The protocol revisions, the one table of what differs between them, and version
-//! negotiation as pure functions. No other module compares version strings.
+//! The set of revisions a server accepts and version negotiation as pure functions (the
+//! revisions and their behaviour table are generated). No other module compares version strings.
 
 use std::fmt;
 
@@ -7,227 +7,40 @@ use serde_json::{json, Value};
 
 use crate::jsonrpc::{ErrorCode, RpcError};
 
-/// An MCP protocol revision this runtime can serve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ProtocolVersion {
-    /// 2024-11-05: the first revision (HTTP+SSE transport).
-    V2024_11_05,
-    /// 2025-03-26: Streamable HTTP, batching, audio, tool annotations.
-    V2025_03_26,
-    /// 2025-06-18: structured output, elicitation, resource links, titles.
-    V2025_06_18,
-    /// 2025-11-25: icons, tasks, sampling with tools, URL elicitation.
-    V2025_11_25,
-    /// 2026-07-28: stateless; per-request `_meta`, `server/discover`.
-    V2026_07_28,
+// The revisions, their `Features` and `Era` are generated from `schema/revisions.toml`
+// (`cargo codegen generate`): a revision added there is served without an edit here.
+pub use mcp_generated::{Era, Features, ProtocolVersion};
+
+const fn bit(v: ProtocolVersion) -> u64 {
+    1 << (v as u32)
 }
 
-/// How a client of a revision opens a conversation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Era {
-    /// An `initialize` handshake starts a session at the negotiated revision.
-    Legacy,
-    /// Every request carries the revision in `_meta`; there is no session.
-    Modern,
-}
-
-/// What differs between revisions, as data. Shaping, routing and transports read this
-/// table instead of comparing versions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Features {
-    /// How clients of this revision open a conversation.
-    pub era: Era,
-    /// JSON-RPC batches must be accepted (2025-03-26 only).
-    pub batching: bool,
-    /// `AudioContent` exists.
-    pub audio_content: bool,
-    /// Tool annotations (`readOnlyHint`, …) exist.
-    pub tool_annotations: bool,
-    /// The `completions` server capability exists (before it, `completion/complete`
-    /// was served without a capability).
-    pub completions_capability: bool,
-    /// `message` on progress notifications.
-    pub progress_message: bool,
-    /// `outputSchema` and `structuredContent`.
-    pub structured_output: bool,
-    /// `structuredContent` may be any JSON value and `outputSchema` any schema (before
-    /// 2026-07-28 both must be objects).
-    pub structured_any_json: bool,
-    /// `resource_link` content blocks.
-    pub resource_links: bool,
-    /// `title` on tools, resources, prompts, implementations.
-    pub titles: bool,
-    /// `elicitation/create`.
-    pub elicitation: bool,
-    /// `icons` on tools, resources, prompts, implementations.
-    pub icons: bool,
-    /// Sampling requests may offer tools (`tools`, `toolChoice`).
-    pub sampling_tools: bool,
-    /// URL-mode elicitation.
-    pub url_elicitation: bool,
-    /// `notifications/elicitation/complete` (2025-11-25 only).
-    pub elicitation_complete: bool,
-    /// Experimental tasks.
-    pub tasks: bool,
-    /// Results carry `resultType`.
-    pub result_type: bool,
-    /// List and read results carry `ttlMs` and `cacheScope`.
-    pub cache_hints: bool,
-    /// Server identity in result `_meta` (`io.modelcontextprotocol/serverInfo`).
-    pub server_info_in_meta: bool,
-    /// `ping` exists.
-    pub ping: bool,
-    /// `logging/setLevel` exists (else the level comes per request in `_meta`).
-    pub set_level: bool,
-    /// `resources/subscribe` and `resources/unsubscribe` exist.
-    pub resource_subscriptions: bool,
-    /// Error code for an unknown resource on `resources/read`.
-    pub resource_not_found_code: i64,
-}
-
-const LEGACY_BASE: Features = Features {
-    era: Era::Legacy,
-    batching: false,
-    audio_content: false,
-    tool_annotations: false,
-    completions_capability: false,
-    progress_message: false,
-    structured_output: false,
-    structured_any_json: false,
-    resource_links: false,
-    titles: false,
-    elicitation: false,
-    icons: false,
-    sampling_tools: false,
-    url_elicitation: false,
-    elicitation_complete: false,
-    tasks: false,
-    result_type: false,
-    cache_hints: false,
-    server_info_in_meta: false,
-    ping: true,
-    set_level: true,
-    resource_subscriptions: true,
-    resource_not_found_code: -32002,
-};
-
-const F_2024_11_05: Features = LEGACY_BASE;
-const F_2025_03_26: Features = Features {
-    batching: true,
-    audio_content: true,
-    tool_annotations: true,
-    completions_capability: true,
-    progress_message: true,
-    ..F_2024_11_05
-};
-const F_2025_06_18: Features = Features {
-    batching: false,
-    structured_output: true,
-    resource_links: true,
-    titles: true,
-    elicitation: true,
-    ..F_2025_03_26
-};
-const F_2025_11_25: Features = Features {
-    icons: true,
-    sampling_tools: true,
-    url_elicitation: true,
-    elicitation_complete: true,
-    tasks: true,
-    ..F_2025_06_18
-};
-const F_2026_07_28: Features = Features {
-    era: Era::Modern,
-    elicitation_complete: false,
-    structured_any_json: true,
-    tasks: false,
-    result_type: true,
-    cache_hints: true,
-    server_info_in_meta: true,
-    ping: false,
-    set_level: false,
-    resource_subscriptions: false,
-    resource_not_found_code: -32602,
-    ..F_2025_11_25
-};
-
-impl ProtocolVersion {
-    /// Every revision, oldest first.
-    pub const ALL: [ProtocolVersion; 5] = [
-        ProtocolVersion::V2024_11_05,
-        ProtocolVersion::V2025_03_26,
-        ProtocolVersion::V2025_06_18,
-        ProtocolVersion::V2025_11_25,
-        ProtocolVersion::V2026_07_28,
-    ];
-
-    /// The revision id as sent on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProtocolVersion::V2024_11_05 => "2024-11-05",
-            ProtocolVersion::V2025_03_26 => "2025-03-26",
-            ProtocolVersion::V2025_06_18 => "2025-06-18",
-            ProtocolVersion::V2025_11_25 => "2025-11-25",
-            ProtocolVersion::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// Parses a revision id; anything else (unknown, malformed) is `None`.
-    pub fn parse(s: &str) -> Option<ProtocolVersion> {
-        ProtocolVersion::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
-    /// What this revision supports.
-    pub const fn features(self) -> &'static Features {
-        match self {
-            ProtocolVersion::V2024_11_05 => &F_2024_11_05,
-            ProtocolVersion::V2025_03_26 => &F_2025_03_26,
-            ProtocolVersion::V2025_06_18 => &F_2025_06_18,
-            ProtocolVersion::V2025_11_25 => &F_2025_11_25,
-            ProtocolVersion::V2026_07_28 => &F_2026_07_28,
-        }
-    }
-
-    /// How clients of this revision open a conversation.
-    pub const fn era(self) -> Era {
-        self.features().era
-    }
-
-    const fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
-
-impl fmt::Display for ProtocolVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// A `VersionSet` is one bit per revision.
+const _: () = assert!(ProtocolVersion::ALL.len() <= 64);
 
 /// A set of revisions: the ones a server accepts.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct VersionSet(u8);
+pub struct VersionSet(u64);
 
 impl VersionSet {
     /// Every revision.
-    pub const ALL: VersionSet = VersionSet(0b1_1111);
+    pub const ALL: VersionSet = VersionSet(u64::MAX >> (64 - ProtocolVersion::ALL.len()));
     /// No revision.
     pub const EMPTY: VersionSet = VersionSet(0);
 
     /// The set of the given revisions.
     pub fn of(versions: &[ProtocolVersion]) -> VersionSet {
-        VersionSet(versions.iter().fold(0, |acc, v| acc | v.bit()))
+        VersionSet(versions.iter().fold(0, |acc, v| acc | bit(*v)))
     }
 
     /// Whether `v` is in the set.
     pub const fn contains(self, v: ProtocolVersion) -> bool {
-        self.0 & v.bit() != 0
+        self.0 & bit(v) != 0
     }
 
     /// The set without `v`.
     pub const fn without(self, v: ProtocolVersion) -> VersionSet {
-        VersionSet(self.0 & !v.bit())
+        VersionSet(self.0 & !bit(v))
     }
 
     /// Members, oldest first.

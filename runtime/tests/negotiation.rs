@@ -205,10 +205,11 @@ fn the_feature_table_matches_the_revisions() {
         has(|f| f.structured_output),
         vec![V2025_06_18, V2025_11_25, V2026_07_28]
     );
-    assert_eq!(has(|f| f.icons), vec![V2025_11_25, V2026_07_28]);
+    assert_eq!(has(|f| f.url_elicitation), vec![V2025_11_25, V2026_07_28]);
     assert_eq!(has(|f| f.result_type), vec![V2026_07_28]);
+    assert_eq!(has(|f| f.elicitation_complete), vec![V2025_11_25]);
     assert_eq!(
-        has(|f| f.ping),
+        has(|f| f.era == mcp_runtime::Era::Legacy),
         vec![V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25]
     );
     assert_eq!(V2026_07_28.features().resource_not_found_code, -32602);
@@ -222,4 +223,41 @@ fn the_feature_table_matches_the_revisions() {
         mcp_runtime::generated::REVISIONS.len(),
         ProtocolVersion::ALL.len()
     );
+}
+
+/// Every behaviour flag of `schema/revisions.toml` is read by the runtime: a flag nothing
+/// reads would be data that describes nothing (its effect would come from projection or
+/// the method tables instead, and the flag should go).
+#[test]
+fn every_behaviour_flag_is_read_by_the_runtime() {
+    fn sources(dir: &std::path::Path, out: &mut String) {
+        for entry in std::fs::read_dir(dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push_str(&std::fs::read_to_string(&path).expect("read"));
+            }
+        }
+    }
+    let mut code = String::new();
+    sources(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut code,
+    );
+    // `.name` as a whole word (not the prefix of a longer field), or a dispatch on it.
+    let reads = |name: &str| {
+        let field = format!(".{name}");
+        code.match_indices(&field).any(|(at, _)| {
+            !code[at + field.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        }) || code.contains(&format!("where {name},"))
+    };
+    for flag in mcp_codegen::behaviour::FLAGS {
+        let read = reads(flag.name);
+        assert!(
+            read,
+            "behaviour flag `{}` is read nowhere in runtime/src",
+            flag.name
+        );
+    }
 }

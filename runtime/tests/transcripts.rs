@@ -8,10 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{
-    assert_schema_exact, assert_schema_exact_all, method_info, notification, request, schema,
-    schema_exact_errors, Session,
-};
+use common::{check_server_messages, notification, request, schema, schema_exact_errors, Session};
 use serde_json::{json, Value};
 
 const REVISIONS: [&str; 5] = [
@@ -244,84 +241,12 @@ async fn run_session(revision: &'static str) -> Run {
 
 /// Every message the server sent, checked against the revision's official schema.
 fn check_every_server_message(run: &Run) {
-    let rev = run.revision;
-    let s = schema(rev);
-    let split_responses = s.has_definition("JSONRPCResultResponse");
-    for ex in &run.exchanges {
-        let (last, before) = ex.received.split_last().expect("a response");
-        for message in before {
-            assert!(
-                message.get("id").is_none(),
-                "{rev} {}: the server sent a request: {message}",
-                ex.label
-            );
-            check_notification(rev, message);
-        }
-        let what = format!("{rev} {}", ex.label);
-        if let Some(result) = last.get("result") {
-            if split_responses {
-                assert_schema_exact(rev, "JSONRPCResponse", last);
-                assert_schema_exact(rev, "JSONRPCResultResponse", last);
-            } else {
-                assert_schema_exact(rev, "JSONRPCResponse", last);
-            }
-            let info = method_info(rev, &ex.method)
-                .unwrap_or_else(|| panic!("{what}: answered, but {rev} has no such method"));
-            // The method's own response definition, where the schema has one (2026-07-28).
-            let specific = info.message.replace("Request", "ResultResponse");
-            if s.has_definition(&specific) {
-                assert_schema_exact(rev, &specific, last);
-            }
-            let result_def = info.result.expect("a request has a result");
-            assert_schema_exact(rev, result_def, result);
-        } else {
-            let error = last
-                .get("error")
-                .unwrap_or_else(|| panic!("{what}: neither result nor error: {last}"));
-            if split_responses {
-                assert_schema_exact(rev, "JSONRPCResponse", last);
-                assert_schema_exact(rev, "JSONRPCErrorResponse", last);
-            } else {
-                assert_schema_exact(rev, "JSONRPCError", last);
-            }
-            // 2026-07-28 names its standard errors.
-            let named = match error["code"].as_i64() {
-                Some(-32601) => "MethodNotFoundError",
-                Some(-32602) => "InvalidParamsError",
-                Some(-32603) => "InternalError",
-                _ => "",
-            };
-            if !named.is_empty() && s.has_definition(named) {
-                assert_schema_exact(rev, named, error);
-            }
-        }
-    }
-}
-
-/// A notification: an exact `JSONRPCNotification`, and an exact instance of its
-/// method's definition. Before 2025-11-25 the method definitions omit the envelope's
-/// `jsonrpc`, so there the check is of both definitions at once (their union of keys).
-fn check_notification(rev: &str, message: &Value) {
-    let method = message["method"].as_str().expect("method");
-    let info = method_info(rev, method)
-        .unwrap_or_else(|| panic!("{rev}: the server sent {method}, which {rev} does not have"));
-    assert_eq!(info.kind, mcp_generated::Kind::Notification, "{method}");
-    assert_ne!(
-        info.direction,
-        mcp_generated::Direction::ClientToServer,
-        "{rev}: {method} is sent by clients only"
-    );
-    assert_schema_exact(rev, "JSONRPCNotification", message);
-    let s = schema(rev);
-    let defines_envelope = s
-        .definition(info.message)
-        .pointer("/properties/jsonrpc")
-        .is_some();
-    if defines_envelope {
-        assert_schema_exact(rev, info.message, message);
-    } else {
-        assert_schema_exact_all(rev, &["JSONRPCNotification", info.message], message);
-    }
+    let exchanges: Vec<(&str, &str, &[Value])> = run
+        .exchanges
+        .iter()
+        .map(|e| (e.label.as_str(), e.method.as_str(), e.received.as_slice()))
+        .collect();
+    check_server_messages(run.revision, &exchanges);
 }
 
 // ───────────────────────────── per-revision facts ─────────────────────────────

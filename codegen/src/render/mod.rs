@@ -7,6 +7,7 @@ pub mod types;
 
 use quote::quote;
 
+use crate::behaviour::{Era, FlagValue, Kind, FLAGS};
 use crate::ir::Ir;
 use crate::manifest::Revision;
 
@@ -90,7 +91,9 @@ pub fn module_file(revision: &Revision) -> String {
     )
 }
 
-/// `revisions.rs`: one feature-gated module per revision and the list of revisions.
+/// `revisions.rs`: one feature-gated module per revision, the list of revisions, and the
+/// revision table of `schema/revisions.toml` as code: `ProtocolVersion`, its `Features`
+/// and the `by_revision!` dispatch the runtime uses instead of naming revisions.
 pub fn revisions_file(revisions: &[Revision]) -> String {
     let mods = revisions.iter().map(|r| {
         let name = r.module_name();
@@ -116,11 +119,200 @@ pub fn revisions_file(revisions: &[Revision]) -> String {
         /// The revisions compiled into this build (enabled features), oldest first.
         pub const REVISIONS: &[&str] = &[#(#ids)*];
     };
+    let table = revision_table(revisions);
+    let tokens = quote! { #tokens #table };
     format!(
-        "{}{}",
-        rust_header("the list of revisions"),
-        unparse(tokens)
+        "{}{}\n{}",
+        rust_header("the list of revisions and their behaviour, from schema/revisions.toml"),
+        unparse(tokens),
+        dispatch_macro(revisions)
     )
+}
+
+fn variant(r: &Revision) -> proc_macro2::Ident {
+    quote::format_ident!("V{}", r.module_name().trim_start_matches('v'))
+}
+
+/// `Era`, `Features` and `ProtocolVersion` with its constants and look-ups.
+fn revision_table(revisions: &[Revision]) -> proc_macro2::TokenStream {
+    let fields = FLAGS.iter().map(|f| {
+        let name = quote::format_ident!("{}", f.name);
+        let doc = format!(" {}", f.doc);
+        let ty = match f.kind {
+            Kind::Era => quote!(Era),
+            Kind::Bool => quote!(bool),
+            Kind::ErrorCode => quote!(i64),
+        };
+        quote! { #[doc = #doc] pub #name: #ty, }
+    });
+    let variants = revisions.iter().map(|r| {
+        let v = variant(r);
+        let doc = match &r.summary {
+            Some(s) => format!(" `{}`: {s}.", r.id),
+            None => format!(" `{}`.", r.id),
+        };
+        quote! { #[doc = #doc] #v, }
+    });
+    let all = revisions.iter().map(|r| {
+        let v = variant(r);
+        quote! { ProtocolVersion::#v, }
+    });
+    let count = proc_macro2::Literal::usize_unsuffixed(revisions.len());
+    let as_str = revisions.iter().map(|r| {
+        let (v, id) = (variant(r), &r.id);
+        quote! { ProtocolVersion::#v => #id, }
+    });
+    let parse = revisions.iter().map(|r| {
+        let (v, id) = (variant(r), &r.id);
+        quote! { #id => Some(ProtocolVersion::#v), }
+    });
+    let features = revisions.iter().map(|r| {
+        let v = variant(r);
+        let values = r.behaviour.iter().map(|(f, value)| {
+            let name = quote::format_ident!("{}", f.name);
+            let value = match value {
+                FlagValue::Era(Era::Legacy) => quote!(Era::Legacy),
+                FlagValue::Era(Era::Modern) => quote!(Era::Modern),
+                FlagValue::Bool(b) => quote!(#b),
+                FlagValue::ErrorCode(c) => {
+                    let c = proc_macro2::Literal::i64_unsuffixed(c);
+                    quote!(#c)
+                }
+            };
+            quote! { #name: #value, }
+        });
+        quote! { ProtocolVersion::#v => &Features { #(#values)* }, }
+    });
+    quote! {
+        /// How clients of a revision open a conversation.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Era {
+            /// An `initialize` handshake starts a session at the negotiated revision.
+            Legacy,
+            /// Every request carries the revision in `_meta`; there is no session.
+            Modern,
+        }
+
+        /// What differs between revisions beyond their types, as data (the
+        /// `[revision.behaviour]` tables of `schema/revisions.toml`, each flag checked
+        /// against the revision's schema when generated). Code reads these instead of
+        /// naming revisions.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct Features {
+            #(#fields)*
+        }
+
+        /// An MCP protocol revision, oldest first.
+        ///
+        /// Every revision of the manifest is a variant; `by_revision!` reaches its module,
+        /// which needs that revision's cargo feature (all are on by default).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ProtocolVersion {
+            #(#variants)*
+        }
+
+        impl ProtocolVersion {
+            /// Every revision, oldest first.
+            pub const ALL: [ProtocolVersion; #count] = [#(#all)*];
+
+            /// The revision id as sent on the wire.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #(#as_str)*
+                }
+            }
+
+            /// Parses a revision id; anything else (unknown, malformed) is `None`.
+            pub fn parse(s: &str) -> Option<ProtocolVersion> {
+                match s {
+                    #(#parse)*
+                    _ => None,
+                }
+            }
+
+            /// What this revision does, beyond its types.
+            pub const fn features(self) -> &'static Features {
+                match self {
+                    #(#features)*
+                }
+            }
+
+            /// How clients of this revision open a conversation.
+            pub const fn era(self) -> Era {
+                self.features().era
+            }
+        }
+
+        impl core::fmt::Display for ProtocolVersion {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    }
+}
+
+/// `by_revision!`: runs an expression with a module alias bound to the generated module
+/// of a revision known only at run time. `by_revision!(v, |m| body)` covers every
+/// revision; `by_revision!(v, where FLAG, |m| body, else other)` only those whose boolean
+/// flag is set, and `where legacy` / `where modern` those of an era — so code can name a
+/// type that only such revisions define, and a new revision joins by its flags alone.
+/// Written as text: `quote!` would have to spell out `macro_rules!` fragment syntax.
+fn dispatch_macro(revisions: &[Revision]) -> String {
+    let arm = |r: &Revision| {
+        format!(
+            "            $crate::ProtocolVersion::{} => {{\n                use $crate::{} as $m;\n                $body\n            }}\n",
+            variant(r),
+            r.module_name()
+        )
+    };
+    let every: String = revisions.iter().map(arm).collect();
+    let mut out = String::from(
+        "/// Runs an expression with `$m` bound to the generated module of revision `$v`.\n\
+         ///\n\
+         /// `by_revision!(v, |m| body)` covers every revision. `by_revision!(v, where FLAG, |m|\n\
+         /// body, else other)` covers the revisions whose boolean `Features` flag is set (and\n\
+         /// `where legacy` / `where modern` the revisions of an era), evaluating `other` for the\n\
+         /// rest: `body` may then name types only those revisions define.\n\
+         #[macro_export]\n\
+         macro_rules! by_revision {\n",
+    );
+    out.push_str(&format!(
+        "    ($v:expr, |$m:ident| $body:expr) => {{\n        match $v {{\n{every}        }}\n    }};\n"
+    ));
+    let mut filters: Vec<(&str, Vec<&Revision>)> = vec![
+        (
+            "legacy",
+            revisions
+                .iter()
+                .filter(|r| r.behaviour.era() == Era::Legacy)
+                .collect(),
+        ),
+        (
+            "modern",
+            revisions
+                .iter()
+                .filter(|r| r.behaviour.era() == Era::Modern)
+                .collect(),
+        ),
+    ];
+    for f in FLAGS.iter().filter(|f| f.kind == Kind::Bool) {
+        filters.push((
+            f.name,
+            revisions
+                .iter()
+                .filter(|r| r.behaviour.is(f.name))
+                .collect(),
+        ));
+    }
+    for (name, members) in filters {
+        let arms: String = members.iter().map(|r| arm(r)).collect();
+        out.push_str(&format!(
+            "    ($v:expr, where {name}, |$m:ident| $body:expr, else $other:expr) => {{\n        match $v {{\n{arms}            #[allow(unreachable_patterns)]\n            _ => $other,\n        }}\n    }};\n"
+        ));
+    }
+    out.push_str("}\n");
+    out
 }
 
 /// `generated/Cargo.toml`: the feature list follows the manifest.

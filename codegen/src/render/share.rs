@@ -23,45 +23,60 @@ struct Split {
     order: Vec<String>,
 }
 
-fn owner(item: &syn::Item) -> Option<String> {
+/// The name an item defines, if it is a type definition.
+fn defined(item: &syn::Item) -> Option<String> {
     match item {
         syn::Item::Struct(s) => Some(s.ident.to_string()),
         syn::Item::Enum(e) => Some(e.ident.to_string()),
         syn::Item::Type(t) => Some(t.ident.to_string()),
-        syn::Item::Impl(i) => match &*i.self_ty {
-            syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
-                p.path.segments.first().map(|s| s.ident.to_string())
-            }
-            // `impl From<Cursor> for String`: owned by the local type argument.
-            _ => {
-                let (_, trait_path, _) = i.trait_.as_ref()?;
-                let syn::PathArguments::AngleBracketed(args) =
-                    &trait_path.segments.last()?.arguments
-                else {
-                    return None;
-                };
-                args.args.iter().find_map(|a| match a {
-                    syn::GenericArgument::Type(syn::Type::Path(p))
-                        if p.qself.is_none()
-                            && p.path.leading_colon.is_none()
-                            && p.path.segments.len() == 1 =>
-                    {
-                        p.path.segments.first().map(|s| s.ident.to_string())
-                    }
-                    _ => None,
-                })
-            }
-        },
         _ => None,
     }
 }
 
+fn single_segment(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p)
+            if p.qself.is_none()
+                && p.path.leading_colon.is_none()
+                && p.path.segments.len() == 1 =>
+        {
+            p.path.segments.first().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// The local type an item belongs to: the type it defines, or the one an impl is for. An
+/// impl for a type defined elsewhere (`impl From<ErrorCode> for i64`) belongs to the local
+/// type among its trait's arguments: it moves with that type, and `i64` is not a type the
+/// file could share or re-export.
+fn owner(item: &syn::Item, local: &BTreeSet<String>) -> Option<String> {
+    if let Some(name) = defined(item) {
+        return Some(name);
+    }
+    let syn::Item::Impl(i) = item else {
+        return None;
+    };
+    if let Some(name) = single_segment(&i.self_ty).filter(|n| local.contains(n)) {
+        return Some(name);
+    }
+    let (_, trait_path, _) = i.trait_.as_ref()?;
+    let syn::PathArguments::AngleBracketed(args) = &trait_path.segments.last()?.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        syn::GenericArgument::Type(ty) => single_segment(ty).filter(|n| local.contains(n)),
+        _ => None,
+    })
+}
+
 fn split(file: syn::File) -> Split {
+    let local: BTreeSet<String> = file.items.iter().filter_map(defined).collect();
     let mut types: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
     let mut other = Vec::new();
     let mut order = Vec::new();
     for item in file.items {
-        match owner(&item) {
+        match owner(&item, &local) {
             Some(name) => {
                 if !types.contains_key(&name) {
                     order.push(name.clone());

@@ -14,17 +14,16 @@ pub use crate::shared::v2024_11_05__v2025_03_26::{
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     CallToolRequest, CallToolRequestParams, CancelledNotification,
-    CancelledNotificationParams, CompleteResult, CompleteResultCompletion,
-    GetPromptRequest, GetPromptRequestParams, InitializedNotification,
-    InitializedNotificationParams, JsonrpcError, JsonrpcErrorError, JsonrpcNotification,
-    JsonrpcNotificationParams, JsonrpcResponse, ListPromptsRequest,
-    ListPromptsRequestParams, ListResourceTemplatesRequest,
+    CancelledNotificationParams, GetPromptRequest, GetPromptRequestParams,
+    InitializedNotification, InitializedNotificationParams, JsonrpcError,
+    JsonrpcErrorError, JsonrpcNotification, JsonrpcNotificationParams, JsonrpcResponse,
+    ListPromptsRequest, ListPromptsRequestParams, ListResourceTemplatesRequest,
     ListResourceTemplatesRequestParams, ListResourcesRequest, ListResourcesRequestParams,
     ListToolsRequest, ListToolsRequestParams, LoggingMessageNotification,
     LoggingMessageNotificationParams, Notification, NotificationParams, PaginatedRequest,
-    PaginatedRequestParams, ProgressToken, PromptListChangedNotification,
+    PaginatedRequestParams, PromptListChangedNotification,
     PromptListChangedNotificationParams, ReadResourceRequest, ReadResourceRequestParams,
-    RequestId, ResourceListChangedNotification, ResourceListChangedNotificationParams,
+    ResourceListChangedNotification, ResourceListChangedNotificationParams,
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams,
     RootsListChangedNotification, RootsListChangedNotificationParams, SetLevelRequest,
     SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, ToolInputSchema,
@@ -32,24 +31,24 @@ pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     UnsubscribeRequestParams,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, EmptyResult, InitializeRequestMethod,
-    InitializedNotificationMethod, PaginatedResult, PingRequestMethod,
-    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
-    UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
+    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
+    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
+    SubscribeRequestMethod, UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
     ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
     LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, PromptListChangedNotificationMethod, PromptReferenceType,
-    ReadResourceRequestMethod, ResourceListChangedNotificationMethod,
-    ResourceUpdatedNotificationMethod, Role, ServerCapabilitiesPrompts,
-    ServerCapabilitiesResources, ServerCapabilitiesTools, TextContentType,
-    ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
+    PromptReferenceType, ReadResourceRequestMethod, RequestId,
+    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
+    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
+    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
 };
 ///Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -3,17 +3,16 @@
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     CallToolRequest, CallToolRequestParams, CancelledNotification,
-    CancelledNotificationParams, CompleteResult, CompleteResultCompletion,
-    GetPromptRequest, GetPromptRequestParams, InitializedNotification,
-    InitializedNotificationParams, JsonrpcError, JsonrpcErrorError, JsonrpcNotification,
-    JsonrpcNotificationParams, JsonrpcResponse, ListPromptsRequest,
-    ListPromptsRequestParams, ListResourceTemplatesRequest,
+    CancelledNotificationParams, GetPromptRequest, GetPromptRequestParams,
+    InitializedNotification, InitializedNotificationParams, JsonrpcError,
+    JsonrpcErrorError, JsonrpcNotification, JsonrpcNotificationParams, JsonrpcResponse,
+    ListPromptsRequest, ListPromptsRequestParams, ListResourceTemplatesRequest,
     ListResourceTemplatesRequestParams, ListResourcesRequest, ListResourcesRequestParams,
     ListToolsRequest, ListToolsRequestParams, LoggingMessageNotification,
     LoggingMessageNotificationParams, Notification, NotificationParams, PaginatedRequest,
-    PaginatedRequestParams, ProgressToken, PromptListChangedNotification,
+    PaginatedRequestParams, PromptListChangedNotification,
     PromptListChangedNotificationParams, ReadResourceRequest, ReadResourceRequestParams,
-    RequestId, ResourceListChangedNotification, ResourceListChangedNotificationParams,
+    ResourceListChangedNotification, ResourceListChangedNotificationParams,
     ResourceUpdatedNotification, ResourceUpdatedNotificationParams,
     RootsListChangedNotification, RootsListChangedNotificationParams, SetLevelRequest,
     SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, ToolInputSchema,
@@ -21,24 +20,24 @@ pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18::{
     UnsubscribeRequestParams,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25::{
-    BaseResult, ClientCapabilitiesRoots, EmptyResult, InitializeRequestMethod,
-    InitializedNotificationMethod, PaginatedResult, PingRequestMethod,
-    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
-    UnsubscribeRequestMethod,
+    BaseResult, ClientCapabilitiesRoots, CompleteResult, EmptyResult,
+    InitializeRequestMethod, InitializedNotificationMethod, PaginatedResult,
+    PingRequestMethod, RootsListChangedNotificationMethod, SetLevelRequestMethod,
+    SubscribeRequestMethod, UnsubscribeRequestMethod,
 };
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
     ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
     LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, PromptListChangedNotificationMethod, PromptReferenceType,
-    ReadResourceRequestMethod, ResourceListChangedNotificationMethod,
-    ResourceUpdatedNotificationMethod, Role, ServerCapabilitiesPrompts,
-    ServerCapabilitiesResources, ServerCapabilitiesTools, TextContentType,
-    ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
+    PromptReferenceType, ReadResourceRequestMethod, RequestId,
+    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
+    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
+    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18::{
     ClientNotification, ProgressNotification, ProgressNotificationParams,
@@ -50,7 +49,8 @@ pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
 pub use crate::shared::v2025_06_18__v2025_11_25::{
     AudioContent, BlobResourceContents, EmbeddedResource, EmbeddedResourceResource,
     ImageContent, ListRootsResult, ReadResourceResult, ReadResourceResultContentsItem,
-    ResourceContents, Root, TextContent, TextResourceContents, ToolOutputSchemaType,
+    RequestParamsMeta, ResourceContents, Root, TextContent, TextResourceContents,
+    ToolOutputSchemaType,
 };
 pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
     Annotations, BaseMetadata, BooleanSchema, BooleanSchemaType,
@@ -4861,85 +4861,6 @@ impl crate::support::FromValue for RequestParams {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RequestParamsMeta {
-    ///If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
-    pub progress_token: ::std::option::Option<ProgressToken>,
-    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-impl crate::KeepsUnknownKeys for RequestParamsMeta {
-    fn unknown_keys(
-        &self,
-    ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
-        &self.extra
-    }
-    fn unknown_keys_mut(
-        &mut self,
-    ) -> &mut ::serde_json::Map<::std::string::String, ::serde_json::Value> {
-        &mut self.extra
-    }
-}
-impl ::serde::Serialize for RequestParamsMeta {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeMap as _;
-        let mut state = serializer.serialize_map(::std::option::Option::None)?;
-        if self.progress_token.is_some() {
-            state.serialize_entry("progressToken", &self.progress_token)?;
-        }
-        for (key, value) in &self.extra {
-            state.serialize_entry(key, value)?;
-        }
-        state.end()
-    }
-}
-impl crate::support::FromValue for RequestParamsMeta {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct RequestParamsMeta",
-            ::std::option::Option::None,
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut rest = ::serde_json::Map::new();
-        for (key, value) in object {
-            match key.as_str() {
-                "progressToken" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {
-                    rest.insert(key, value);
-                }
-            }
-        }
-        ::std::result::Result::Ok(Self {
-            progress_token: field0.unwrap_or_default(),
-            extra: rest,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {

@@ -3,17 +3,17 @@
 
 pub use crate::shared::v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     CallToolRequestMethod, CancelledNotificationMethod, CompleteRequestMethod,
-    CompleteRequestParamsArgument, CreateMessageRequestMethod,
+    CompleteRequestParamsArgument, CompleteResultCompletion, CreateMessageRequestMethod,
     CreateMessageRequestParamsIncludeContext, Cursor, EmbeddedResourceType,
     GetPromptRequestMethod, ImageContentType, JsonrpcVersion, ListPromptsRequestMethod,
     ListResourceTemplatesRequestMethod, ListResourcesRequestMethod,
     ListRootsRequestMethod, ListToolsRequestMethod, LoggingLevel,
     LoggingMessageNotificationMethod, ModelHint, ModelPreferences,
-    ProgressNotificationMethod, PromptListChangedNotificationMethod, PromptReferenceType,
-    ReadResourceRequestMethod, ResourceListChangedNotificationMethod,
-    ResourceUpdatedNotificationMethod, Role, ServerCapabilitiesPrompts,
-    ServerCapabilitiesResources, ServerCapabilitiesTools, TextContentType,
-    ToolInputSchemaType, ToolListChangedNotificationMethod,
+    ProgressNotificationMethod, ProgressToken, PromptListChangedNotificationMethod,
+    PromptReferenceType, ReadResourceRequestMethod, RequestId,
+    ResourceListChangedNotificationMethod, ResourceUpdatedNotificationMethod, Role,
+    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools,
+    TextContentType, ToolInputSchemaType, ToolListChangedNotificationMethod,
 };
 pub use crate::shared::v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28::{
     AudioContentType, ToolAnnotations,
@@ -27,17 +27,20 @@ pub use crate::shared::v2025_06_18__v2025_11_25__v2026_07_28::{
 };
 pub use crate::shared::v2025_11_25__v2026_07_28::{
     ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
-    ElicitRequestFormParamsMode, ElicitRequestFormParamsRequestedSchemaType,
-    ElicitRequestUrlParamsMode, Icon, IconTheme, Icons, Implementation,
-    JsonrpcNotification, LegacyTitledEnumSchema, LegacyTitledEnumSchemaType,
-    Notification, NumberSchema, Request, SingleSelectEnumSchema,
+    ElicitRequestFormParamsMode, ElicitRequestFormParamsRequestedSchema,
+    ElicitRequestFormParamsRequestedSchemaType, ElicitRequestUrlParamsMode,
+    ElicitResultContentValue, ElicitResultContentValueVariant1, EnumSchema, ErrorObject,
+    Icon, IconTheme, Icons, Implementation, JsonrpcErrorResponse, JsonrpcNotification,
+    JsonrpcRequest, LegacyTitledEnumSchema, LegacyTitledEnumSchemaType,
+    MultiSelectEnumSchema, Notification, NumberSchema, PrimitiveSchemaDefinition,
+    Request, SingleSelectEnumSchema, StringSchema, TitledMultiSelectEnumSchema,
     TitledMultiSelectEnumSchemaItems, TitledMultiSelectEnumSchemaItemsAnyOfItem,
     TitledMultiSelectEnumSchemaType, TitledSingleSelectEnumSchema,
     TitledSingleSelectEnumSchemaOneOfItem, TitledSingleSelectEnumSchemaType, ToolChoice,
     ToolChoiceMode, ToolResultContentType, ToolUseContentType,
-    UntitledMultiSelectEnumSchemaItems, UntitledMultiSelectEnumSchemaItemsType,
-    UntitledMultiSelectEnumSchemaType, UntitledSingleSelectEnumSchema,
-    UntitledSingleSelectEnumSchemaType,
+    UntitledMultiSelectEnumSchema, UntitledMultiSelectEnumSchemaItems,
+    UntitledMultiSelectEnumSchemaItemsType, UntitledMultiSelectEnumSchemaType,
+    UntitledSingleSelectEnumSchema, UntitledSingleSelectEnumSchemaType,
 };
 ///Audio provided to or from an LLM.
 #[derive(Clone, Debug, PartialEq)]
@@ -2429,106 +2432,6 @@ impl<'de> ::serde::Deserialize<'de> for CompleteResult {
         crate::support::deserialize(deserializer)
     }
 }
-///`CompleteResultCompletion`
-#[derive(Clone, Debug, PartialEq)]
-pub struct CompleteResultCompletion {
-    ///Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
-    pub has_more: ::std::option::Option<bool>,
-    ///The total number of completion options available. This can exceed the number of values actually sent in the response.
-    pub total: ::std::option::Option<i64>,
-    ///An array of completion values. Must not exceed 100 items.
-    pub values: ::std::vec::Vec<::std::string::String>,
-}
-impl ::serde::Serialize for CompleteResultCompletion {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.has_more.is_some())
-            + usize::from(self.total.is_some());
-        let mut state = serializer.serialize_struct("CompleteResultCompletion", len)?;
-        if self.has_more.is_some() {
-            state.serialize_field("hasMore", &self.has_more)?;
-        } else {
-            state.skip_field("hasMore")?;
-        }
-        if self.total.is_some() {
-            state.serialize_field("total", &self.total)?;
-        } else {
-            state.skip_field("total")?;
-        }
-        state.serialize_field("values", &self.values)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for CompleteResultCompletion {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct CompleteResultCompletion",
-            ::std::option::Option::Some(&["hasMore", "total", "values"]),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "hasMore" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "total" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "values" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("values"));
-        };
-        ::std::result::Result::Ok(Self {
-            has_more: field0.unwrap_or_default(),
-            total: field1.unwrap_or_default(),
-            values: field2,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CompleteResultCompletion {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
 ///A successful response from the server for a {@link CompleteRequestcompletion/complete} request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompleteResultResponse {
@@ -4134,127 +4037,6 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParams {
         crate::support::deserialize(deserializer)
     }
 }
-/**A restricted subset of JSON Schema.
-Only top-level properties are allowed, without nesting.*/
-#[derive(Clone, Debug, PartialEq)]
-pub struct ElicitRequestFormParamsRequestedSchema {
-    pub properties: ::std::collections::BTreeMap<
-        ::std::string::String,
-        PrimitiveSchemaDefinition,
-    >,
-    pub required: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    pub schema: ::std::option::Option<::std::string::String>,
-    pub type_: ElicitRequestFormParamsRequestedSchemaType,
-}
-impl ::serde::Serialize for ElicitRequestFormParamsRequestedSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.required.is_some())
-            + usize::from(self.schema.is_some());
-        let mut state = serializer
-            .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
-        state.serialize_field("properties", &self.properties)?;
-        if self.required.is_some() {
-            state.serialize_field("required", &self.required)?;
-        } else {
-            state.skip_field("required")?;
-        }
-        if self.schema.is_some() {
-            state.serialize_field("$schema", &self.schema)?;
-        } else {
-            state.skip_field("$schema")?;
-        }
-        state.serialize_field("type", &self.type_)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for ElicitRequestFormParamsRequestedSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct ElicitRequestFormParamsRequestedSchema",
-            ::std::option::Option::Some(&["properties", "required", "$schema", "type"]),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "properties" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "required" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "$schema" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field0) = field0 else {
-            return ::std::result::Result::Err(
-                crate::support::missing_field("properties"),
-            );
-        };
-        let ::std::option::Option::Some(field3) = field3 else {
-            return ::std::result::Result::Err(crate::support::missing_field("type"));
-        };
-        ::std::result::Result::Ok(Self {
-            properties: field0,
-            required: field1.unwrap_or_default(),
-            schema: field2.unwrap_or_default(),
-            type_: field3,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestFormParamsRequestedSchema {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
 ///The parameters for a request to elicit additional information from the user via the client.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ElicitRequestParams {
@@ -4544,130 +4326,6 @@ impl<'de> ::serde::Deserialize<'de> for ElicitResult {
         crate::support::deserialize(deserializer)
     }
 }
-///`ElicitResultContentValue`
-#[derive(Clone, Debug, PartialEq)]
-pub enum ElicitResultContentValue {
-    Variant0(::std::vec::Vec<::std::string::String>),
-    Variant1(ElicitResultContentValueVariant1),
-}
-impl ::std::convert::From<::std::vec::Vec<::std::string::String>>
-for ElicitResultContentValue {
-    fn from(value: ::std::vec::Vec<::std::string::String>) -> Self {
-        Self::Variant0(value)
-    }
-}
-impl ::std::convert::From<ElicitResultContentValueVariant1>
-for ElicitResultContentValue {
-    fn from(value: ElicitResultContentValueVariant1) -> Self {
-        Self::Variant1(value)
-    }
-}
-impl ::serde::Serialize for ElicitResultContentValue {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::Variant0(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::Variant1(inner) => ::serde::Serialize::serialize(inner, serializer),
-        }
-    }
-}
-impl crate::support::FromValue for ElicitResultContentValue {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Variant0(inner));
-        }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Variant1(inner));
-        }
-        ::std::result::Result::Err(
-            crate::support::no_variant("ElicitResultContentValue"),
-        )
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValue {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///`ElicitResultContentValueVariant1`
-#[derive(Clone, Debug, PartialEq)]
-pub enum ElicitResultContentValueVariant1 {
-    Boolean(bool),
-    Integer(i64),
-    String(::std::string::String),
-}
-impl ::std::fmt::Display for ElicitResultContentValueVariant1 {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match self {
-            Self::Boolean(x) => x.fmt(f),
-            Self::Integer(x) => x.fmt(f),
-            Self::String(x) => x.fmt(f),
-        }
-    }
-}
-impl ::std::convert::From<bool> for ElicitResultContentValueVariant1 {
-    fn from(value: bool) -> Self {
-        Self::Boolean(value)
-    }
-}
-impl ::std::convert::From<i64> for ElicitResultContentValueVariant1 {
-    fn from(value: i64) -> Self {
-        Self::Integer(value)
-    }
-}
-impl ::serde::Serialize for ElicitResultContentValueVariant1 {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::Boolean(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
-        }
-    }
-}
-impl crate::support::FromValue for ElicitResultContentValueVariant1 {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Boolean(inner));
-        }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Integer(inner));
-        }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::String(inner));
-        }
-        ::std::result::Result::Err(
-            crate::support::no_variant("ElicitResultContentValueVariant1"),
-        )
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitResultContentValueVariant1 {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
 /**The contents of a resource, embedded into a prompt or tool call result.
 
 It is up to the client how best to render embedded resources for the benefit
@@ -4911,293 +4569,6 @@ impl crate::support::FromValue for EmptyResult {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmptyResult {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///`EnumSchema`
-#[derive(Clone, Debug, PartialEq)]
-pub enum EnumSchema {
-    UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
-    TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
-    UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
-    TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
-    LegacyTitledEnumSchema(LegacyTitledEnumSchema),
-}
-impl ::std::convert::From<UntitledSingleSelectEnumSchema> for EnumSchema {
-    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
-        Self::UntitledSingleSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<TitledSingleSelectEnumSchema> for EnumSchema {
-    fn from(value: TitledSingleSelectEnumSchema) -> Self {
-        Self::TitledSingleSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<UntitledMultiSelectEnumSchema> for EnumSchema {
-    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
-        Self::UntitledMultiSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<TitledMultiSelectEnumSchema> for EnumSchema {
-    fn from(value: TitledMultiSelectEnumSchema) -> Self {
-        Self::TitledMultiSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<LegacyTitledEnumSchema> for EnumSchema {
-    fn from(value: LegacyTitledEnumSchema) -> Self {
-        Self::LegacyTitledEnumSchema(value)
-    }
-}
-impl crate::support::FromValue for EnumSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if !value.is_object() {
-            return ::std::result::Result::Err(crate::support::not_an_object(&value));
-        }
-        const SHAPES: &[crate::support::Shape] = &[
-            crate::support::Shape {
-                required: &["enum", "type"],
-                declared: &["default", "description", "enum", "title", "type"],
-                consts: &[("type", &["string"])],
-            },
-            crate::support::Shape {
-                required: &["oneOf", "type"],
-                declared: &["default", "description", "oneOf", "title", "type"],
-                consts: &[("type", &["string"])],
-            },
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-            crate::support::Shape {
-                required: &["enum", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "enum",
-                    "enumNames",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["string"])],
-            },
-        ];
-        let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
-            let attempt = match index {
-                0usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::UntitledSingleSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                1usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::TitledSingleSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                2usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::UntitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                3usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::TitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                4usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                _ => continue,
-            };
-            match attempt {
-                ::std::result::Result::Ok(parsed) => {
-                    return ::std::result::Result::Ok(parsed);
-                }
-                ::std::result::Result::Err(e) => {
-                    error.get_or_insert(e);
-                }
-            }
-        }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for EnumSchema {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-impl ::serde::Serialize for EnumSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::UntitledSingleSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::TitledSingleSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::UntitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::TitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::LegacyTitledEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-        }
-    }
-}
-///`ErrorObject`
-#[derive(Clone, Debug, PartialEq)]
-pub struct ErrorObject {
-    ///The error type that occurred.
-    pub code: i64,
-    ///Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-    pub data: ::std::option::Option<::serde_json::Value>,
-    ///A short description of the error. The message SHOULD be limited to a concise single sentence.
-    pub message: ::std::string::String,
-}
-impl ::serde::Serialize for ErrorObject {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("ErrorObject", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
-        }
-        state.serialize_field("message", &self.message)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for ErrorObject {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct ErrorObject",
-            ::std::option::Option::Some(&["code", "data", "message"]),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "code" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "data" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "message" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field0) = field0 else {
-            return ::std::result::Result::Err(crate::support::missing_field("code"));
-        };
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("message"));
-        };
-        ::std::result::Result::Ok(Self {
-            code: field0,
-            data: field1.unwrap_or_default(),
-            message: field2,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ErrorObject {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -6001,6 +5372,11 @@ impl ::std::ops::Deref for HeaderMismatchErrorErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<HeaderMismatchErrorErrorCode> for i64 {
+    fn from(value: HeaderMismatchErrorErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for HeaderMismatchErrorErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -6033,46 +5409,6 @@ impl crate::support::FromValue for HeaderMismatchErrorErrorCode {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         crate::support::via_serde(value)
-    }
-}
-impl ::std::convert::From<HeaderMismatchErrorErrorCode> for i64 {
-    fn from(value: HeaderMismatchErrorErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<InternalErrorCode> for i64 {
-    fn from(value: InternalErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<InvalidParamsErrorCode> for i64 {
-    fn from(value: InvalidParamsErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<InvalidRequestErrorCode> for i64 {
-    fn from(value: InvalidRequestErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<MethodNotFoundErrorCode> for i64 {
-    fn from(value: MethodNotFoundErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<MissingRequiredClientCapabilityErrorErrorCode> for i64 {
-    fn from(value: MissingRequiredClientCapabilityErrorErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<ParseErrorCode> for i64 {
-    fn from(value: ParseErrorCode) -> Self {
-        value.0
-    }
-}
-impl ::std::convert::From<UnsupportedProtocolVersionErrorErrorCode> for i64 {
-    fn from(value: UnsupportedProtocolVersionErrorErrorCode) -> Self {
-        value.0
     }
 }
 ///An image provided to or from an LLM.
@@ -6866,6 +6202,11 @@ impl ::std::ops::Deref for InternalErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<InternalErrorCode> for i64 {
+    fn from(value: InternalErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for InternalErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7016,6 +6357,11 @@ impl ::std::ops::Deref for InvalidParamsErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<InvalidParamsErrorCode> for i64 {
+    fn from(value: InvalidParamsErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for InvalidParamsErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7157,6 +6503,11 @@ impl ::std::ops::Deref for InvalidRequestErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<InvalidRequestErrorCode> for i64 {
+    fn from(value: InvalidRequestErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for InvalidRequestErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -7229,101 +6580,6 @@ impl crate::support::FromValue for JsonArray {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonArray {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///A response to a request that indicates an error occurred.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JsonrpcErrorResponse {
-    pub error: ErrorObject,
-    pub id: ::std::option::Option<RequestId>,
-    pub jsonrpc: JsonrpcVersion,
-}
-impl ::serde::Serialize for JsonrpcErrorResponse {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer.serialize_struct("JsonrpcErrorResponse", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
-        }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for JsonrpcErrorResponse {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct JsonrpcErrorResponse",
-            ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "error" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field0) = field0 else {
-            return ::std::result::Result::Err(crate::support::missing_field("error"));
-        };
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
-        };
-        ::std::result::Result::Ok(Self {
-            error: field0,
-            id: field1.unwrap_or_default(),
-            jsonrpc: field2,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for JsonrpcErrorResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -7460,120 +6716,6 @@ impl ::serde::Serialize for JsonrpcMessage {
                 ::serde::Serialize::serialize(inner, serializer)
             }
         }
-    }
-}
-///A request that expects a response.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JsonrpcRequest {
-    pub id: RequestId,
-    pub jsonrpc: JsonrpcVersion,
-    pub method: ::std::string::String,
-    pub params: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
-}
-impl ::serde::Serialize for JsonrpcRequest {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.params.is_some());
-        let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        if self.params.is_some() {
-            state.serialize_field("params", &self.params)?;
-        } else {
-            state.skip_field("params")?;
-        }
-        state.end()
-    }
-}
-impl crate::support::FromValue for JsonrpcRequest {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct JsonrpcRequest",
-            ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "id" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "jsonrpc" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "method" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "params" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field0) = field0 else {
-            return ::std::result::Result::Err(crate::support::missing_field("id"));
-        };
-        let ::std::option::Option::Some(field1) = field1 else {
-            return ::std::result::Result::Err(crate::support::missing_field("jsonrpc"));
-        };
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("method"));
-        };
-        ::std::result::Result::Ok(Self {
-            id: field0,
-            jsonrpc: field1,
-            method: field2,
-            params: field3.unwrap_or_default(),
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for JsonrpcRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
     }
 }
 ///A response to a request, containing either the result or error.
@@ -10397,6 +9539,11 @@ impl ::std::ops::Deref for MethodNotFoundErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<MethodNotFoundErrorCode> for i64 {
+    fn from(value: MethodNotFoundErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for MethodNotFoundErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -10634,6 +9781,11 @@ impl ::std::ops::Deref for MissingRequiredClientCapabilityErrorErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<MissingRequiredClientCapabilityErrorErrorCode> for i64 {
+    fn from(value: MissingRequiredClientCapabilityErrorErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for MissingRequiredClientCapabilityErrorErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -10730,118 +9882,6 @@ impl<'de> ::serde::Deserialize<'de> for MissingRequiredClientCapabilityErrorErro
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
         crate::support::deserialize(deserializer)
-    }
-}
-///`MultiSelectEnumSchema`
-#[derive(Clone, Debug, PartialEq)]
-pub enum MultiSelectEnumSchema {
-    UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
-    TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
-}
-impl ::std::convert::From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
-    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
-        Self::UntitledMultiSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<TitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
-    fn from(value: TitledMultiSelectEnumSchema) -> Self {
-        Self::TitledMultiSelectEnumSchema(value)
-    }
-}
-impl crate::support::FromValue for MultiSelectEnumSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if !value.is_object() {
-            return ::std::result::Result::Err(crate::support::not_an_object(&value));
-        }
-        const SHAPES: &[crate::support::Shape] = &[
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-        ];
-        let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
-            let attempt = match index {
-                0usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::UntitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                1usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::TitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                _ => continue,
-            };
-            match attempt {
-                ::std::result::Result::Ok(parsed) => {
-                    return ::std::result::Result::Ok(parsed);
-                }
-                ::std::result::Result::Err(e) => {
-                    error.get_or_insert(e);
-                }
-            }
-        }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-impl ::serde::Serialize for MultiSelectEnumSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::UntitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::TitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-        }
     }
 }
 ///Extends {@link MetaObject} with additional notification-specific fields. All key naming rules from `MetaObject` apply.
@@ -11401,6 +10441,11 @@ impl ::std::ops::Deref for ParseErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<ParseErrorCode> for i64 {
+    fn from(value: ParseErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for ParseErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -11433,276 +10478,6 @@ impl crate::support::FromValue for ParseErrorCode {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         crate::support::via_serde(value)
-    }
-}
-/**Restricted schema definitions that only allow primitive types
-without nested objects or arrays.*/
-#[derive(Clone, Debug, PartialEq)]
-pub enum PrimitiveSchemaDefinition {
-    StringSchema(StringSchema),
-    NumberSchema(NumberSchema),
-    BooleanSchema(BooleanSchema),
-    UntitledSingleSelectEnumSchema(UntitledSingleSelectEnumSchema),
-    TitledSingleSelectEnumSchema(TitledSingleSelectEnumSchema),
-    UntitledMultiSelectEnumSchema(UntitledMultiSelectEnumSchema),
-    TitledMultiSelectEnumSchema(TitledMultiSelectEnumSchema),
-    LegacyTitledEnumSchema(LegacyTitledEnumSchema),
-}
-impl ::std::convert::From<StringSchema> for PrimitiveSchemaDefinition {
-    fn from(value: StringSchema) -> Self {
-        Self::StringSchema(value)
-    }
-}
-impl ::std::convert::From<NumberSchema> for PrimitiveSchemaDefinition {
-    fn from(value: NumberSchema) -> Self {
-        Self::NumberSchema(value)
-    }
-}
-impl ::std::convert::From<BooleanSchema> for PrimitiveSchemaDefinition {
-    fn from(value: BooleanSchema) -> Self {
-        Self::BooleanSchema(value)
-    }
-}
-impl ::std::convert::From<UntitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
-    fn from(value: UntitledSingleSelectEnumSchema) -> Self {
-        Self::UntitledSingleSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<TitledSingleSelectEnumSchema> for PrimitiveSchemaDefinition {
-    fn from(value: TitledSingleSelectEnumSchema) -> Self {
-        Self::TitledSingleSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<UntitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
-    fn from(value: UntitledMultiSelectEnumSchema) -> Self {
-        Self::UntitledMultiSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
-    fn from(value: TitledMultiSelectEnumSchema) -> Self {
-        Self::TitledMultiSelectEnumSchema(value)
-    }
-}
-impl ::std::convert::From<LegacyTitledEnumSchema> for PrimitiveSchemaDefinition {
-    fn from(value: LegacyTitledEnumSchema) -> Self {
-        Self::LegacyTitledEnumSchema(value)
-    }
-}
-impl crate::support::FromValue for PrimitiveSchemaDefinition {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if !value.is_object() {
-            return ::std::result::Result::Err(crate::support::not_an_object(&value));
-        }
-        const SHAPES: &[crate::support::Shape] = &[
-            crate::support::Shape {
-                required: &["type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "format",
-                    "maxLength",
-                    "minLength",
-                    "title",
-                    "type",
-                ],
-                consts: &[
-                    ("format", &["date", "date-time", "email", "uri"]),
-                    ("type", &["string"]),
-                ],
-            },
-            crate::support::Shape {
-                required: &["type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "maximum",
-                    "minimum",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["integer", "number"])],
-            },
-            crate::support::Shape {
-                required: &["type"],
-                declared: &["default", "description", "title", "type"],
-                consts: &[("type", &["boolean"])],
-            },
-            crate::support::Shape {
-                required: &["enum", "type"],
-                declared: &["default", "description", "enum", "title", "type"],
-                consts: &[("type", &["string"])],
-            },
-            crate::support::Shape {
-                required: &["oneOf", "type"],
-                declared: &["default", "description", "oneOf", "title", "type"],
-                consts: &[("type", &["string"])],
-            },
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-            crate::support::Shape {
-                required: &["items", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["array"])],
-            },
-            crate::support::Shape {
-                required: &["enum", "type"],
-                declared: &[
-                    "default",
-                    "description",
-                    "enum",
-                    "enumNames",
-                    "title",
-                    "type",
-                ],
-                consts: &[("type", &["string"])],
-            },
-        ];
-        let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
-            let attempt = match index {
-                0usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(Self::StringSchema(m))
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                1usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(Self::NumberSchema(m))
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                2usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(Self::BooleanSchema(m))
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                3usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::UntitledSingleSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                4usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::TitledSingleSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                5usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::UntitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                6usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(
-                                Self::TitledMultiSelectEnumSchema(m),
-                            )
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                7usize => {
-                    match crate::support::member_ref(&value) {
-                        ::std::result::Result::Ok(m) => {
-                            ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
-                        }
-                        ::std::result::Result::Err(e) => ::std::result::Result::Err(e),
-                    }
-                }
-                _ => continue,
-            };
-            match attempt {
-                ::std::result::Result::Ok(parsed) => {
-                    return ::std::result::Result::Ok(parsed);
-                }
-                ::std::result::Result::Err(e) => {
-                    error.get_or_insert(e);
-                }
-            }
-        }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-impl ::serde::Serialize for PrimitiveSchemaDefinition {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::StringSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::NumberSchema(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::BooleanSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::UntitledSingleSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::TitledSingleSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::UntitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::TitledMultiSelectEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-            Self::LegacyTitledEnumSchema(inner) => {
-                ::serde::Serialize::serialize(inner, serializer)
-            }
-        }
     }
 }
 ///An out-of-band notification used to inform the receiver of a progress update for a long-running request.
@@ -11952,60 +10727,6 @@ impl crate::support::FromValue for ProgressNotificationParams {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ProgressNotificationParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///A progress token, used to associate progress notifications with the original request.
-#[derive(Clone, Debug, Eq, Hash, PartialEq)]
-pub enum ProgressToken {
-    Integer(i64),
-    String(::std::string::String),
-}
-impl ::std::fmt::Display for ProgressToken {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match self {
-            Self::Integer(x) => x.fmt(f),
-            Self::String(x) => x.fmt(f),
-        }
-    }
-}
-impl ::std::convert::From<i64> for ProgressToken {
-    fn from(value: i64) -> Self {
-        Self::Integer(value)
-    }
-}
-impl ::serde::Serialize for ProgressToken {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
-        }
-    }
-}
-impl crate::support::FromValue for ProgressToken {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Integer(inner));
-        }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::String(inner));
-        }
-        ::std::result::Result::Err(crate::support::no_variant("ProgressToken"))
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ProgressToken {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
@@ -13152,60 +11873,6 @@ impl ::serde::Serialize for ReadResourceResultResponseResult {
                 ::serde::Serialize::serialize(inner, serializer)
             }
         }
-    }
-}
-///A uniquely identifying ID for a request in JSON-RPC.
-#[derive(Clone, Debug, Eq, Hash, PartialEq)]
-pub enum RequestId {
-    Integer(i64),
-    String(::std::string::String),
-}
-impl ::std::fmt::Display for RequestId {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match self {
-            Self::Integer(x) => x.fmt(f),
-            Self::String(x) => x.fmt(f),
-        }
-    }
-}
-impl ::std::convert::From<i64> for RequestId {
-    fn from(value: i64) -> Self {
-        Self::Integer(value)
-    }
-}
-impl ::serde::Serialize for RequestId {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::Integer(inner) => ::serde::Serialize::serialize(inner, serializer),
-            Self::String(inner) => ::serde::Serialize::serialize(inner, serializer),
-        }
-    }
-}
-impl crate::support::FromValue for RequestId {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::Integer(inner));
-        }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
-            return ::std::result::Result::Ok(Self::String(inner));
-        }
-        ::std::result::Result::Err(crate::support::no_variant("RequestId"))
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RequestId {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
     }
 }
 ///Extends {@link MetaObject} with additional request-specific fields. All key naming rules from `MetaObject` apply.
@@ -16001,187 +14668,6 @@ impl ::serde::Serialize for ServerResult {
         }
     }
 }
-///`StringSchema`
-#[derive(Clone, Debug, PartialEq)]
-pub struct StringSchema {
-    pub default: ::std::option::Option<::std::string::String>,
-    pub description: ::std::option::Option<::std::string::String>,
-    pub format: ::std::option::Option<StringSchemaFormat>,
-    pub max_length: ::std::option::Option<i64>,
-    pub min_length: ::std::option::Option<i64>,
-    pub title: ::std::option::Option<::std::string::String>,
-    pub type_: StringSchemaType,
-}
-impl ::serde::Serialize for StringSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.format.is_some()) + usize::from(self.max_length.is_some())
-            + usize::from(self.min_length.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("StringSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
-        }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
-        }
-        if self.format.is_some() {
-            state.serialize_field("format", &self.format)?;
-        } else {
-            state.skip_field("format")?;
-        }
-        if self.max_length.is_some() {
-            state.serialize_field("maxLength", &self.max_length)?;
-        } else {
-            state.skip_field("maxLength")?;
-        }
-        if self.min_length.is_some() {
-            state.serialize_field("minLength", &self.min_length)?;
-        } else {
-            state.skip_field("minLength")?;
-        }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
-        }
-        state.serialize_field("type", &self.type_)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for StringSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct StringSchema",
-            ::std::option::Option::Some(
-                &[
-                    "default",
-                    "description",
-                    "format",
-                    "maxLength",
-                    "minLength",
-                    "title",
-                    "type",
-                ],
-            ),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "format" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minLength" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field6) = field6 else {
-            return ::std::result::Result::Err(crate::support::missing_field("type"));
-        };
-        ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            format: field2.unwrap_or_default(),
-            max_length: field3.unwrap_or_default(),
-            min_length: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
-            type_: field6,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for StringSchema {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
 /**The set of notification types a client may opt in to on a
 {@link SubscriptionsListenRequestsubscriptions/listen} request.
 
@@ -17357,191 +15843,6 @@ impl<'de> ::serde::Deserialize<'de> for TextResourceContents {
         crate::support::deserialize(deserializer)
     }
 }
-///Schema for multiple-selection enumeration with display titles for each option.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TitledMultiSelectEnumSchema {
-    ///Optional default value.
-    pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    ///Optional description for the enum field.
-    pub description: ::std::option::Option<::std::string::String>,
-    pub items: TitledMultiSelectEnumSchemaItems,
-    ///Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
-    ///Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
-    ///Optional title for the enum field.
-    pub title: ::std::option::Option<::std::string::String>,
-    pub type_: TitledMultiSelectEnumSchemaType,
-}
-impl ::serde::Serialize for TitledMultiSelectEnumSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.max_items.is_some())
-            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("TitledMultiSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
-        }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
-        }
-        state.serialize_field("items", &self.items)?;
-        if self.max_items.is_some() {
-            state.serialize_field("maxItems", &self.max_items)?;
-        } else {
-            state.skip_field("maxItems")?;
-        }
-        if self.min_items.is_some() {
-            state.serialize_field("minItems", &self.min_items)?;
-        } else {
-            state.skip_field("minItems")?;
-        }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
-        }
-        state.serialize_field("type", &self.type_)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for TitledMultiSelectEnumSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct TitledMultiSelectEnumSchema",
-            ::std::option::Option::Some(
-                &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-            ),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "items" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("items"));
-        };
-        let ::std::option::Option::Some(field6) = field6 else {
-            return ::std::result::Result::Err(crate::support::missing_field("type"));
-        };
-        ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            items: field2,
-            max_items: field3.unwrap_or_default(),
-            min_items: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
-            type_: field6,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TitledMultiSelectEnumSchema {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
 ///Definition for a tool the client can call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tool {
@@ -18585,6 +16886,11 @@ impl ::std::ops::Deref for UnsupportedProtocolVersionErrorErrorCode {
         &self.0
     }
 }
+impl ::std::convert::From<UnsupportedProtocolVersionErrorErrorCode> for i64 {
+    fn from(value: UnsupportedProtocolVersionErrorErrorCode) -> Self {
+        value.0
+    }
+}
 impl ::std::convert::TryFrom<i64> for UnsupportedProtocolVersionErrorErrorCode {
     type Error = crate::ConversionError;
     fn try_from(value: i64) -> ::std::result::Result<Self, crate::ConversionError> {
@@ -18698,192 +17004,6 @@ impl crate::support::FromValue for UnsupportedProtocolVersionErrorErrorData {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for UnsupportedProtocolVersionErrorErrorData {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::support::deserialize(deserializer)
-    }
-}
-///Schema for multiple-selection enumeration without display titles for options.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UntitledMultiSelectEnumSchema {
-    ///Optional default value.
-    pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    ///Optional description for the enum field.
-    pub description: ::std::option::Option<::std::string::String>,
-    pub items: UntitledMultiSelectEnumSchemaItems,
-    ///Maximum number of items to select.
-    pub max_items: ::std::option::Option<i64>,
-    ///Minimum number of items to select.
-    pub min_items: ::std::option::Option<i64>,
-    ///Optional title for the enum field.
-    pub title: ::std::option::Option<::std::string::String>,
-    pub type_: UntitledMultiSelectEnumSchemaType,
-}
-impl ::serde::Serialize for UntitledMultiSelectEnumSchema {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.default.is_some())
-            + usize::from(self.description.is_some())
-            + usize::from(self.max_items.is_some())
-            + usize::from(self.min_items.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer
-            .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
-        if self.default.is_some() {
-            state.serialize_field("default", &self.default)?;
-        } else {
-            state.skip_field("default")?;
-        }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
-        }
-        state.serialize_field("items", &self.items)?;
-        if self.max_items.is_some() {
-            state.serialize_field("maxItems", &self.max_items)?;
-        } else {
-            state.skip_field("maxItems")?;
-        }
-        if self.min_items.is_some() {
-            state.serialize_field("minItems", &self.min_items)?;
-        } else {
-            state.skip_field("minItems")?;
-        }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
-        }
-        state.serialize_field("type", &self.type_)?;
-        state.end()
-    }
-}
-impl crate::support::FromValue for UntitledMultiSelectEnumSchema {
-    fn from_value(
-        value: ::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-        let object = match crate::support::object(
-            value,
-            "struct UntitledMultiSelectEnumSchema",
-            ::std::option::Option::Some(
-                &[
-                    "default",
-                    "description",
-                    "items",
-                    "maxItems",
-                    "minItems",
-                    "title",
-                    "type",
-                ],
-            ),
-        ) {
-            ::std::result::Result::Ok(object) => object,
-            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-        };
-        let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
-        let mut field3 = ::std::option::Option::None;
-        let mut field4 = ::std::option::Option::None;
-        let mut field5 = ::std::option::Option::None;
-        let mut field6 = ::std::option::Option::None;
-        for (key, value) in object {
-            match key.as_str() {
-                "default" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field0 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "description" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field1 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "items" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field2 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "maxItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field3 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "minItems" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field4 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "title" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field5 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                "type" => {
-                    match crate::support::from_value(value) {
-                        ::std::result::Result::Ok(v) => {
-                            field6 = ::std::option::Option::Some(v);
-                        }
-                        ::std::result::Result::Err(e) => {
-                            return ::std::result::Result::Err(e);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let ::std::option::Option::Some(field2) = field2 else {
-            return ::std::result::Result::Err(crate::support::missing_field("items"));
-        };
-        let ::std::option::Option::Some(field6) = field6 else {
-            return ::std::result::Result::Err(crate::support::missing_field("type"));
-        };
-        ::std::result::Result::Ok(Self {
-            default: field0.unwrap_or_default(),
-            description: field1.unwrap_or_default(),
-            items: field2,
-            max_items: field3.unwrap_or_default(),
-            min_items: field4.unwrap_or_default(),
-            title: field5.unwrap_or_default(),
-            type_: field6,
-        })
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for UntitledMultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {

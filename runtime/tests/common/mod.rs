@@ -514,12 +514,92 @@ pub fn assert_schema_exact_all(revision: &str, defs: &[&str], instance: &Value) 
 
 /// The generated method table entry of `method` in `revision`.
 pub fn method_info(revision: &str, method: &str) -> Option<&'static mcp_generated::MethodInfo> {
-    match revision {
-        "2024-11-05" => mcp_generated::v2024_11_05::method(method),
-        "2025-03-26" => mcp_generated::v2025_03_26::method(method),
-        "2025-06-18" => mcp_generated::v2025_06_18::method(method),
-        "2025-11-25" => mcp_generated::v2025_11_25::method(method),
-        "2026-07-28" => mcp_generated::v2026_07_28::method(method),
-        other => panic!("unknown revision {other}"),
+    let v = mcp_runtime::ProtocolVersion::parse(revision)
+        .unwrap_or_else(|| panic!("unknown revision {revision}"));
+    mcp_generated::by_revision!(v, |m| m::method(method))
+}
+
+/// Checks what the server sent in each exchange `(label, method, received)` of a session
+/// at `rev`: the messages before the response are notifications (never requests), each
+/// an exact instance of its method's definition; the response an exact result of the
+/// method's result type, or an exact error (by its named definition where the revision
+/// names it).
+pub fn check_server_messages(rev: &str, exchanges: &[(&str, &str, &[Value])]) {
+    let s = schema(rev);
+    let split_responses = s.has_definition("JSONRPCResultResponse");
+    for &(label, method, received) in exchanges {
+        let (last, before) = received.split_last().expect("a response");
+        for message in before {
+            assert!(
+                message.get("id").is_none(),
+                "{rev} {}: the server sent a request: {message}",
+                label
+            );
+            check_notification(rev, message);
+        }
+        let what = format!("{rev} {}", label);
+        if let Some(result) = last.get("result") {
+            if split_responses {
+                assert_schema_exact(rev, "JSONRPCResponse", last);
+                assert_schema_exact(rev, "JSONRPCResultResponse", last);
+            } else {
+                assert_schema_exact(rev, "JSONRPCResponse", last);
+            }
+            let info = method_info(rev, method)
+                .unwrap_or_else(|| panic!("{what}: answered, but {rev} has no such method"));
+            // The method's own response definition, where the schema has one (2026-07-28).
+            let specific = info.message.replace("Request", "ResultResponse");
+            if s.has_definition(&specific) {
+                assert_schema_exact(rev, &specific, last);
+            }
+            let result_def = info.result.expect("a request has a result");
+            assert_schema_exact(rev, result_def, result);
+        } else {
+            let error = last
+                .get("error")
+                .unwrap_or_else(|| panic!("{what}: neither result nor error: {last}"));
+            if split_responses {
+                assert_schema_exact(rev, "JSONRPCResponse", last);
+                assert_schema_exact(rev, "JSONRPCErrorResponse", last);
+            } else {
+                assert_schema_exact(rev, "JSONRPCError", last);
+            }
+            // 2026-07-28 names its standard errors.
+            let named = match error["code"].as_i64() {
+                Some(-32601) => "MethodNotFoundError",
+                Some(-32602) => "InvalidParamsError",
+                Some(-32603) => "InternalError",
+                _ => "",
+            };
+            if !named.is_empty() && s.has_definition(named) {
+                assert_schema_exact(rev, named, error);
+            }
+        }
+    }
+}
+
+/// A notification: an exact `JSONRPCNotification`, and an exact instance of its
+/// method's definition. Before 2025-11-25 the method definitions omit the envelope's
+/// `jsonrpc`, so there the check is of both definitions at once (their union of keys).
+pub fn check_notification(rev: &str, message: &Value) {
+    let method = message["method"].as_str().expect("method");
+    let info = method_info(rev, method)
+        .unwrap_or_else(|| panic!("{rev}: the server sent {method}, which {rev} does not have"));
+    assert_eq!(info.kind, mcp_generated::Kind::Notification, "{method}");
+    assert_ne!(
+        info.direction,
+        mcp_generated::Direction::ClientToServer,
+        "{rev}: {method} is sent by clients only"
+    );
+    assert_schema_exact(rev, "JSONRPCNotification", message);
+    let s = schema(rev);
+    let defines_envelope = s
+        .definition(info.message)
+        .pointer("/properties/jsonrpc")
+        .is_some();
+    if defines_envelope {
+        assert_schema_exact(rev, info.message, message);
+    } else {
+        assert_schema_exact_all(rev, &["JSONRPCNotification", info.message], message);
     }
 }
