@@ -25,6 +25,7 @@ pub mod context;
 pub mod encode;
 pub mod jsonrpc;
 pub mod model;
+mod model_builders;
 pub mod server;
 pub mod session;
 pub mod shape;

@@ -22,6 +22,7 @@ use axum::Router;
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 use mcp_runtime::transport::http::{router, HttpConfig};
+use mcp_runtime::{Era, ProtocolVersion};
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -115,29 +116,21 @@ impl Text {
 #[derive(Arbitrary, Debug)]
 enum Setup {
     Nothing,
-    /// A Streamable HTTP session of this legacy revision (`initialize`, then `initialized`).
-    Session(Legacy),
+    /// A Streamable HTTP session of a legacy revision (`initialize`, then `initialized`):
+    /// the n-th, modulo their number, of the generated revision list.
+    Session(u8),
     /// An open HTTP+SSE (2024-11-05) stream, kept open during the request.
     SseStream,
 }
 
-#[derive(Arbitrary, Debug, Clone, Copy)]
-enum Legacy {
-    V2024_11_05,
-    V2025_03_26,
-    V2025_06_18,
-    V2025_11_25,
-}
-
-impl Legacy {
-    fn as_str(self) -> &'static str {
-        match self {
-            Legacy::V2024_11_05 => "2024-11-05",
-            Legacy::V2025_03_26 => "2025-03-26",
-            Legacy::V2025_06_18 => "2025-06-18",
-            Legacy::V2025_11_25 => "2025-11-25",
-        }
-    }
+/// The legacy revisions, from the generated table (a revision added to the manifest is
+/// fuzzed too).
+fn legacy_revision(n: u8) -> &'static str {
+    let legacy: Vec<ProtocolVersion> = ProtocolVersion::ALL
+        .into_iter()
+        .filter(|v| v.era() == Era::Legacy)
+        .collect();
+    legacy[usize::from(n) % legacy.len()].as_str()
 }
 
 #[derive(Arbitrary, Debug)]
@@ -295,7 +288,7 @@ async fn setup(app: &Router, setup: &Setup) -> (Option<String>, Option<Body>) {
         Setup::Nothing => (None, None),
         Setup::Session(rev) => {
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": rev.as_str(), "capabilities": {"sampling": {}},
+                "protocolVersion": legacy_revision(rev), "capabilities": {"sampling": {}},
                 "clientInfo": {"name": "fuzz", "version": "1.0.0"}}});
             let response = app
                 .clone()

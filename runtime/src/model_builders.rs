@@ -1,0 +1,395 @@
+//! Constructors and chained setters for the author model: each type is built from its
+//! required fields (`Tool::new("forecast", "Tomorrow's weather")`) and the optional ones
+//! are set by name (`.title("Forecast").read_only()`), so no author writes a struct
+//! literal full of `None`s, and a field a later revision adds breaks nobody.
+
+use serde_json::{json, Value};
+
+use crate::model::{
+    Annotations, Completion, Content, Icon, Implementation, Prompt, PromptArgument, PromptMessage,
+    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
+};
+
+/// `fn field(self, value: impl Into<String>) -> Self` for optional text fields.
+macro_rules! text_setters {
+    ($ty:ty { $($(#[$doc:meta])* $field:ident),* $(,)? }) => {
+        impl $ty {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $field(mut self, value: impl Into<String>) -> Self {
+                    self.$field = Some(value.into());
+                    self
+                }
+            )*
+        }
+    };
+}
+
+/// `fn icon(self, icon: Icon) -> Self` for types that list icons (2025-11-25+).
+macro_rules! icon_setter {
+    ($($ty:ty),*) => {$(
+        impl $ty {
+            /// Adds an icon (sent to clients of 2025-11-25 and later).
+            #[must_use]
+            pub fn icon(mut self, icon: Icon) -> Self {
+                self.icons.push(icon);
+                self
+            }
+        }
+    )*};
+}
+
+icon_setter!(Implementation, Tool, Resource, ResourceTemplate, Prompt);
+
+text_setters!(Implementation {
+    /// Display name (2025-06-18+).
+    title,
+    /// Description (2025-11-25+).
+    description,
+    /// Website (2025-11-25+).
+    website_url,
+});
+
+impl Icon {
+    /// Sizes the icon suits, e.g. `48x48` or `any`.
+    #[must_use]
+    pub fn sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.sizes = Some(sizes.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+impl Tool {
+    /// A tool taking any object of arguments (`{"type": "object"}`); set a schema with
+    /// [`Tool::input_schema`], or register it with `typed_tool`, which derives one.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Tool {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+            icons: Vec::new(),
+        }
+    }
+
+    /// The JSON Schema of its arguments (an object schema).
+    #[must_use]
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The JSON Schema of its structured output (sent to clients of 2025-06-18 and later).
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Its behaviour hints (2025-03-26+).
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    fn hints(&mut self) -> &mut ToolAnnotations {
+        self.annotations
+            .get_or_insert_with(ToolAnnotations::default)
+    }
+
+    /// Hints that it does not modify its environment.
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.hints().read_only_hint = Some(true);
+        self
+    }
+
+    /// Hints that it may destroy data.
+    #[must_use]
+    pub fn destructive(mut self) -> Self {
+        self.hints().destructive_hint = Some(true);
+        self
+    }
+
+    /// Hints that repeating a call has no further effect.
+    #[must_use]
+    pub fn idempotent(mut self) -> Self {
+        self.hints().idempotent_hint = Some(true);
+        self
+    }
+
+    /// Hints that it interacts with an open world (the web, other people).
+    #[must_use]
+    pub fn open_world(mut self) -> Self {
+        self.hints().open_world_hint = Some(true);
+        self
+    }
+}
+
+text_setters!(Tool {
+    /// Display name (2025-06-18+).
+    title,
+    /// What it does.
+    description,
+});
+
+text_setters!(ToolAnnotations {
+    /// Display name.
+    title,
+});
+
+impl Resource {
+    /// A resource by URI and programmatic name.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Resource {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+            icons: Vec::new(),
+        }
+    }
+
+    /// Its size in bytes.
+    #[must_use]
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
+    /// Hints on audience, priority and freshness.
+    #[must_use]
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+text_setters!(Resource {
+    /// Display name (2025-06-18+).
+    title,
+    /// Description.
+    description,
+    /// Media type.
+    mime_type,
+});
+
+impl ResourceTemplate {
+    /// A family of resources by RFC 6570 URI template (`file:///{path}`) and name.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> ResourceTemplate {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            annotations: None,
+            icons: Vec::new(),
+        }
+    }
+
+    /// Hints on audience, priority and freshness.
+    #[must_use]
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+text_setters!(ResourceTemplate {
+    /// Display name (2025-06-18+).
+    title,
+    /// Description.
+    description,
+    /// Media type.
+    mime_type,
+});
+
+impl ResourceLink {
+    /// A link to the resource at `uri`, named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> ResourceLink {
+        ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+        }
+    }
+}
+
+text_setters!(ResourceLink {
+    /// Display name.
+    title,
+    /// Description.
+    description,
+    /// Media type.
+    mime_type,
+});
+
+impl Prompt {
+    /// A prompt without arguments; add them with [`Prompt::argument`].
+    pub fn new(name: impl Into<String>) -> Prompt {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            icons: Vec::new(),
+        }
+    }
+
+    /// Adds an argument.
+    #[must_use]
+    pub fn argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.push(argument);
+        self
+    }
+}
+
+text_setters!(Prompt {
+    /// Display name (2025-06-18+).
+    title,
+    /// Description.
+    description,
+});
+
+impl PromptArgument {
+    /// An optional argument; see [`PromptArgument::required`].
+    pub fn new(name: impl Into<String>) -> PromptArgument {
+        PromptArgument {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: None,
+        }
+    }
+
+    /// Marks it as one the client must give.
+    #[must_use]
+    pub fn required(mut self) -> Self {
+        self.required = Some(true);
+        self
+    }
+}
+
+text_setters!(PromptArgument {
+    /// Display name (2025-06-18+).
+    title,
+    /// Description.
+    description,
+});
+
+impl PromptMessage {
+    /// A message the user says.
+    pub fn user(content: impl Into<Content>) -> PromptMessage {
+        PromptMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// A message the assistant says.
+    pub fn assistant(content: impl Into<Content>) -> PromptMessage {
+        PromptMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+impl PromptResult {
+    /// The given messages, without description.
+    pub fn new(messages: impl IntoIterator<Item = PromptMessage>) -> PromptResult {
+        PromptResult {
+            description: None,
+            messages: messages.into_iter().collect(),
+        }
+    }
+}
+
+text_setters!(PromptResult {
+    /// Description.
+    description,
+});
+
+impl Completion {
+    /// These suggestions (at most 100 are sent; the rest is counted in `total`).
+    pub fn new(values: impl IntoIterator<Item = impl Into<String>>) -> Completion {
+        Completion {
+            values: values.into_iter().map(Into::into).collect(),
+            ..Completion::default()
+        }
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Content {
+        Content::text(text)
+    }
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Content {
+        Content::text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_is_built_by_name_and_serializes_as_written_out() {
+        let tool = Tool::new("forecast", "Tomorrow's weather")
+            .title("Forecast")
+            .read_only()
+            .idempotent()
+            .icon(Icon::new("https://example.com/sun.png", "image/png").sizes(["48x48"]));
+        assert_eq!(
+            serde_json::to_value(&tool).ok(),
+            Some(json!({
+                "name": "forecast",
+                "title": "Forecast",
+                "description": "Tomorrow's weather",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": true, "idempotentHint": true},
+                "icons": [{"src": "https://example.com/sun.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+            }))
+        );
+    }
+
+    #[test]
+    fn prompts_resources_and_templates_are_built_by_name() {
+        let prompt = Prompt::new("greet")
+            .description("Greets someone")
+            .argument(PromptArgument::new("who").required());
+        assert_eq!(
+            serde_json::to_value(&prompt).ok(),
+            Some(json!({"name": "greet", "description": "Greets someone",
+                "arguments": [{"name": "who", "required": true}]}))
+        );
+        let resource = Resource::new("file:///a.txt", "a")
+            .mime_type("text/plain")
+            .size(3);
+        assert_eq!(
+            serde_json::to_value(&resource).ok(),
+            Some(json!({"uri": "file:///a.txt", "name": "a", "mimeType": "text/plain", "size": 3}))
+        );
+        let template = ResourceTemplate::new("file:///{path}", "files").title("Files");
+        assert_eq!(
+            serde_json::to_value(&template).ok(),
+            Some(json!({"uriTemplate": "file:///{path}", "name": "files", "title": "Files"}))
+        );
+        let result = PromptResult::new([PromptMessage::user("hi")]).description("d");
+        assert_eq!(result.messages[0].role, Role::User);
+        assert_eq!(Completion::new(["a", "b"]).values, vec!["a", "b"]);
+    }
+}
