@@ -288,7 +288,7 @@ async fn setup(app: &Router, setup: &Setup) -> (Option<String>, Option<Body>) {
         Setup::Nothing => (None, None),
         Setup::Session(rev) => {
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": legacy_revision(rev), "capabilities": {"sampling": {}},
+                "protocolVersion": legacy_revision(*rev), "capabilities": {"sampling": {}},
                 "clientInfo": {"name": "fuzz", "version": "1.0.0"}}});
             let response = app
                 .clone()
@@ -310,7 +310,7 @@ async fn setup(app: &Router, setup: &Setup) -> (Option<String>, Option<Body>) {
                     Method::POST,
                     "/mcp",
                     initialized,
-                    Some(rev.as_str()),
+                    Some(legacy_revision(*rev)),
                     Some(&session),
                 ))
                 .await
