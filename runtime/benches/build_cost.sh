@@ -49,15 +49,7 @@ tokio = { version = \"1\", features = [\"rt-multi-thread\"] }
 serde_json = \"1\"" \
   'use mcp_runtime::model::{Implementation, Tool, ToolResult};
 fn main() -> std::io::Result<()> {
-    let echo = Tool {
-        name: "echo".into(),
-        title: None,
-        description: Some("echo".into()),
-        input_schema: serde_json::json!({"type": "object"}),
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    };
+    let echo = Tool::new("echo", "echo");
     let server = mcp_runtime::Server::builder(Implementation::new("minimal", "1.0.0"))
         .tool(echo, |_args, _ctx| async { Ok(ToolResult::text("hello")) })
         .build();

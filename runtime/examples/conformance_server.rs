@@ -28,64 +28,50 @@ fn icon() -> Vec<Icon> {
 }
 
 fn tool(name: &str, title: &str, description: &str) -> Tool {
-    Tool {
-        name: name.into(),
-        title: Some(title.into()),
-        description: Some(description.into()),
-        input_schema: json!({"type": "object", "properties": {}}),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(false),
-            ..Default::default()
-        }),
-        icons: icon(),
-    }
+    Tool::new(name, description)
+        .title(title)
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .annotations(
+            ToolAnnotations::default()
+                .read_only_hint(true)
+                .destructive_hint(false)
+                .idempotent_hint(true)
+                .open_world_hint(false),
+        )
+        .icons(icon())
 }
 
 fn resource(uri: &str, name: &str, mime: &str, size: u64) -> Resource {
-    Resource {
-        uri: uri.into(),
-        name: name.into(),
-        title: Some(format!("Test resource {name}")),
-        description: Some(format!("The {name} test resource")),
-        mime_type: Some(mime.into()),
-        size: Some(size),
-        annotations: Some(Annotations {
-            audience: Some(vec![Role::User]),
-            priority: Some(1.into()),
-            last_modified: Some("2025-11-25T00:00:00Z".into()),
-        }),
-        icons: icon(),
-    }
+    Resource::new(uri, name)
+        .title(format!("Test resource {name}"))
+        .description(format!("The {name} test resource"))
+        .mime_type(mime)
+        .size(size)
+        .annotations(
+            Annotations::default()
+                .audience([Role::User])
+                .priority(1.0)
+                .last_modified("2025-11-25T00:00:00Z"),
+        )
+        .icons(icon())
 }
 
 fn prompt(name: &str, description: &str, arguments: Vec<PromptArgument>) -> Prompt {
-    Prompt {
-        name: name.into(),
-        title: Some(name.replace('_', " ")),
-        description: Some(description.into()),
-        arguments,
-        icons: icon(),
-    }
+    let prompt = Prompt::new(name)
+        .title(name.replace('_', " "))
+        .description(description)
+        .icons(icon());
+    arguments.into_iter().fold(prompt, Prompt::argument)
 }
 
 fn argument(name: &str, description: &str) -> PromptArgument {
-    PromptArgument {
-        name: name.into(),
-        title: None,
-        description: Some(description.into()),
-        required: Some(true),
-    }
+    PromptArgument::new(name)
+        .description(description)
+        .required()
 }
 
 fn user(content: Content) -> PromptMessage {
-    PromptMessage {
-        role: Role::User,
-        content,
-    }
+    PromptMessage::user(content)
 }
 
 fn ok(result: ToolResult) -> Result<ToolResult, RpcError> {
@@ -99,10 +85,8 @@ fn tool_with_args(
     properties: Value,
     required: &[&str],
 ) -> Tool {
-    Tool {
-        input_schema: json!({"type": "object", "properties": properties, "required": required}),
-        ..tool(name, title, description)
-    }
+    tool(name, title, description)
+        .input_schema(json!({"type": "object", "properties": properties, "required": required}))
 }
 
 /// An elicitation of one required string field.
@@ -195,31 +179,27 @@ pub fn conformance_server() -> Server {
             ok(ToolResult::text("Tool with logging executed successfully"))
         })
         .tool(
-            Tool {
-                output_schema: Some(json!({"type": "object", "properties": {"temperature": {"type": "number"}, "conditions": {"type": "string"}}, "required": ["temperature", "conditions"]})),
-                ..tool("test_structured_output", "Structured output", "Returns structured weather data")
-            },
+            tool("test_structured_output", "Structured output", "Returns structured weather data")
+                .output_schema(json!({"type": "object", "properties": {"temperature": {"type": "number"}, "conditions": {"type": "string"}}, "required": ["temperature", "conditions"]})),
             |_, _| async {
                 let data = json!({"temperature": 22.5, "conditions": "Partly cloudy"});
-                ok(ToolResult { content: vec![Content::text(data.to_string())], structured: Some(data), is_error: false })
+                ok(ToolResult::text(data.to_string()).structured(data))
             },
         )
         .tool(tool("test_resource_link", "Resource link", "Returns a link to a resource"), |_, _| async {
             ok(ToolResult::content(vec![
-                Content::ResourceLink(ResourceLink { uri: "test://static-text".into(), name: "static-text".into(), title: Some("Static text".into()), description: None, mime_type: Some("text/plain".into()) }),
+                Content::ResourceLink(ResourceLink::new("test://static-text", "static-text").title("Static text").mime_type("text/plain")),
                 Content::text("The resource above holds static text."),
             ]))
         })
         .tool(
-            Tool {
-                input_schema: json!({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+            tool("json_schema_2020_12_tool", "JSON Schema 2020-12", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)")
+                .input_schema(json!({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
                     "$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
                     "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},
                     "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
                     "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},
-                    "additionalProperties":false}),
-                ..tool("json_schema_2020_12_tool", "JSON Schema 2020-12", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)")
-            },
+                    "additionalProperties":false})),
             |_, _| async { ok(ToolResult::text("ok")) },
         )
         // Diagnostic tools of the stateless probe (FIXTURE_SPEC §6.3).
@@ -341,15 +321,11 @@ pub fn conformance_server() -> Server {
         .resource(resource("test://static-binary", "static-binary", "image/png", 70), |uri, _| async move { Ok(vec![ResourceContents::blob(uri, "image/png", PNG)]) })
         .resource(resource("test://watched-resource", "watched-resource", "text/plain", 24), |uri, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "Watched resource content")]) })
         .resource_template(
-            ResourceTemplate {
-                uri_template: "test://template/{id}/data".into(),
-                name: "template".into(),
-                title: Some("Template resource".into()),
-                description: Some("Data for an id".into()),
-                mime_type: Some("application/json".into()),
-                annotations: None,
-                icons: icon(),
-            },
+            ResourceTemplate::new("test://template/{id}/data", "template")
+                .title("Template resource")
+                .description("Data for an id")
+                .mime_type("application/json")
+                .icons(icon()),
             |uri, vars, _| async move {
                 let id = vars.get("id").cloned().unwrap_or_default();
                 let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
@@ -357,28 +333,25 @@ pub fn conformance_server() -> Server {
             },
         )
         .prompt(prompt("test_simple_prompt", "A simple prompt", vec![]), |_, _| async {
-            Ok(PromptResult { description: None, messages: vec![user(Content::text("This is a simple prompt for testing."))] })
+            Ok(PromptResult::new([user(Content::text("This is a simple prompt for testing."))]))
         })
         .prompt(prompt("test_prompt_with_arguments", "A prompt with arguments", vec![argument("arg1", "First argument"), argument("arg2", "Second argument")]), |args, _| async move {
             let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-            Ok(PromptResult { description: None, messages: vec![user(Content::text(format!("Prompt with arguments: arg1='{}', arg2='{}'", get("arg1"), get("arg2"))))] })
+            Ok(PromptResult::new([user(Content::text(format!("Prompt with arguments: arg1='{}', arg2='{}'", get("arg1"), get("arg2"))))]))
         })
         .prompt(prompt("test_prompt_with_embedded_resource", "A prompt embedding a resource", vec![argument("resourceUri", "URI of the resource to embed")]), |args, _| async move {
             let uri = args.get("resourceUri").and_then(Value::as_str).unwrap_or("test://example-resource").to_owned();
-            Ok(PromptResult {
-                description: None,
-                messages: vec![
-                    user(Content::resource(ResourceContents::text(uri, "text/plain", "Embedded resource content for testing."))),
-                    user(Content::text("Please process the embedded resource above.")),
-                ],
-            })
+            Ok(PromptResult::new([
+                user(Content::resource(ResourceContents::text(uri, "text/plain", "Embedded resource content for testing."))),
+                user(Content::text("Please process the embedded resource above.")),
+            ]))
         })
         .prompt(prompt("test_prompt_with_image", "A prompt with an image", vec![]), |_, _| async {
-            Ok(PromptResult { description: None, messages: vec![user(Content::image(PNG, "image/png")), user(Content::text("Please analyze the image above."))] })
+            Ok(PromptResult::new([user(Content::image(PNG, "image/png")), user(Content::text("Please analyze the image above."))]))
         })
         .prompt(prompt("test_input_required_result_prompt", "A prompt that asks the user for context", vec![]), |_, ctx| async move {
             let answer = ctx.ask(vec![(Some("user_context".into()), elicit("What context should the prompt use?", "context"))]).await?;
-            Ok(PromptResult { description: None, messages: vec![user(Content::text(format!("Prompt with context: {}", field(&answer[0], "context"))))] })
+            Ok(PromptResult::new([user(Content::text(format!("Prompt with context: {}", field(&answer[0], "context"))))]))
         })
         .completion(|req, _| async move {
             let candidates: &[&str] = match req.argument.as_str() {
@@ -386,7 +359,8 @@ pub fn conformance_server() -> Server {
                 _ => &[],
             };
             let values: Vec<String> = candidates.iter().filter(|c| c.starts_with(&req.value)).map(|c| (*c).to_owned()).collect();
-            Ok(Completion { total: Some(values.len() as u64), has_more: Some(false), values })
+            let total = values.len() as u64;
+            Ok(Completion::new(values).total(total).has_more(false))
         })
         .build()
 }

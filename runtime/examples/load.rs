@@ -212,15 +212,7 @@ pub fn open_files_limit() -> Option<u64> {
 // ───────────────────────────── the server ─────────────────────────────
 
 fn tool(name: &str, properties: Value) -> Tool {
-    Tool {
-        name: name.into(),
-        title: None,
-        description: Some(name.into()),
-        input_schema: json!({"type": "object", "properties": properties}),
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    }
+    Tool::new(name, name).input_schema(json!({"type": "object", "properties": properties}))
 }
 
 /// The server under load. `echo` answers with what makes its answer this request's and
@@ -271,15 +263,7 @@ pub fn load_server(limits: Limits) -> Server {
             },
         )
         .resource_template(
-            ResourceTemplate {
-                uri_template: "load://client/{id}".into(),
-                name: "client".into(),
-                title: None,
-                description: None,
-                mime_type: Some("text/plain".into()),
-                annotations: None,
-                icons: vec![],
-            },
+            ResourceTemplate::new("load://client/{id}", "client").mime_type("text/plain"),
             |uri, _, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "x")]) },
         )
         .build()

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// An icon a client may show.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Icon {
     /// A URL or a `data:` URI.
     pub src: String,
@@ -29,6 +30,7 @@ impl Icon {
 
 /// The server's identity.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -69,6 +71,7 @@ pub enum Role {
 
 /// Hints on content and resources.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Annotations {
     /// Intended audience.
     pub audience: Option<Vec<Role>>,
@@ -80,6 +83,7 @@ pub struct Annotations {
 
 /// Hints about a tool's behaviour (2025-03-26+).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// Display name.
     pub title: Option<String>,
@@ -221,6 +225,7 @@ impl Content {
 
 /// A pointer to a resource, as content.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceLink {
     /// The resource URI.
     pub uri: String,
@@ -236,6 +241,7 @@ pub struct ResourceLink {
 
 /// A tool as listed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Tool {
     /// Programmatic name.
     pub name: String,
@@ -255,6 +261,7 @@ pub struct Tool {
 
 /// What a tool call returns.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// Content blocks.
     pub content: Vec<Content>,
@@ -294,6 +301,7 @@ impl ToolResult {
 
 /// A resource as listed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Resource {
     /// Its URI.
     pub uri: String,
@@ -315,6 +323,7 @@ pub struct Resource {
 
 /// A family of resources named by an RFC 6570 URI template.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceTemplate {
     /// The template, e.g. `test://template/{id}/data`.
     pub uri_template: String,
@@ -334,6 +343,7 @@ pub struct ResourceTemplate {
 
 /// An argument of a prompt.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Name.
     pub name: String,
@@ -347,6 +357,7 @@ pub struct PromptArgument {
 
 /// A prompt as listed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Prompt {
     /// Programmatic name.
     pub name: String,
@@ -362,6 +373,7 @@ pub struct Prompt {
 
 /// One message of a prompt.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// Who says it.
     pub role: Role,
@@ -371,6 +383,7 @@ pub struct PromptMessage {
 
 /// What `prompts/get` returns.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct PromptResult {
     /// Description.
     pub description: Option<String>,
@@ -380,6 +393,7 @@ pub struct PromptResult {
 
 /// What `completion/complete` returns.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Completion {
     /// Suggested values (at most 100 are sent).
     pub values: Vec<String>,

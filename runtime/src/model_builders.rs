@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::model::{
     Annotations, Completion, Content, Icon, Implementation, Prompt, PromptArgument, PromptMessage,
     PromptResult, Resource, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
+    ToolResult,
 };
 
 /// `fn field(self, value: impl Into<String>) -> Self` for optional text fields.
@@ -26,8 +27,9 @@ macro_rules! text_setters {
     };
 }
 
-/// `fn icon(self, icon: Icon) -> Self` for types that list icons (2025-11-25+).
-macro_rules! icon_setter {
+/// `fn icon(self, icon: Icon) -> Self` and `fn icons(..)` for types that list icons
+/// (2025-11-25+).
+macro_rules! icon_setters {
     ($($ty:ty),*) => {$(
         impl $ty {
             /// Adds an icon (sent to clients of 2025-11-25 and later).
@@ -36,11 +38,18 @@ macro_rules! icon_setter {
                 self.icons.push(icon);
                 self
             }
+
+            /// Adds icons (sent to clients of 2025-11-25 and later).
+            #[must_use]
+            pub fn icons(mut self, icons: impl IntoIterator<Item = Icon>) -> Self {
+                self.icons.extend(icons);
+                self
+            }
         }
     )*};
 }
 
-icon_setter!(Implementation, Tool, Resource, ResourceTemplate, Prompt);
+icon_setters!(Implementation, Tool, Resource, ResourceTemplate, Prompt);
 
 text_setters!(Implementation {
     /// Display name (2025-06-18+).
@@ -141,6 +150,69 @@ text_setters!(ToolAnnotations {
     /// Display name.
     title,
 });
+
+/// `fn field(self, value: bool) -> Self` for optional flags.
+macro_rules! flag_setters {
+    ($ty:ty { $($(#[$doc:meta])* $field:ident),* $(,)? }) => {
+        impl $ty {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $field(mut self, value: bool) -> Self {
+                    self.$field = Some(value);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+flag_setters!(ToolAnnotations {
+    /// Whether it does not modify its environment.
+    read_only_hint,
+    /// Whether it may destroy data.
+    destructive_hint,
+    /// Whether repeating a call has no further effect.
+    idempotent_hint,
+    /// Whether it interacts with an open world.
+    open_world_hint,
+});
+
+impl Annotations {
+    /// For these audiences.
+    #[must_use]
+    pub fn audience(mut self, roles: impl IntoIterator<Item = Role>) -> Self {
+        self.audience = Some(roles.into_iter().collect());
+        self
+    }
+
+    /// Importance, from 0 (least) to 1 (most). Whole numbers are written without a
+    /// fraction (`1`, not `1.0`).
+    #[must_use]
+    pub fn priority(mut self, priority: f64) -> Self {
+        self.priority = if priority.fract() == 0.0 && priority.abs() < 9.0e15 {
+            Some(serde_json::Number::from(priority as i64))
+        } else {
+            serde_json::Number::from_f64(priority)
+        };
+        self
+    }
+}
+
+text_setters!(Annotations {
+    /// ISO 8601 time of last modification (2025-06-18+).
+    last_modified,
+});
+
+impl ToolResult {
+    /// Adds structured output (the value of `structuredContent`, 2025-06-18+; older
+    /// revisions receive it as a JSON text block when the content has no text).
+    #[must_use]
+    pub fn structured(mut self, value: Value) -> Self {
+        self.structured = Some(value);
+        self
+    }
+}
 
 impl Resource {
     /// A resource by URI and programmatic name.
@@ -327,6 +399,20 @@ impl Completion {
             values: values.into_iter().map(Into::into).collect(),
             ..Completion::default()
         }
+    }
+
+    /// The total number of matches.
+    #[must_use]
+    pub fn total(mut self, total: u64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Whether more matches exist than those sent.
+    #[must_use]
+    pub fn has_more(mut self, has_more: bool) -> Self {
+        self.has_more = Some(has_more);
+        self
     }
 }
 

@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use common::{assert_schema_exact, assert_schema_exact_all, method_info, schema};
 use mcp_runtime::asks::Ask;
-use mcp_runtime::model::{
-    Content, Implementation, Prompt, PromptMessage, PromptResult, Role, Tool, ToolResult,
-};
+use mcp_runtime::model::{Implementation, Prompt, PromptMessage, PromptResult, Tool, ToolResult};
 use mcp_runtime::{Context, Limits, RpcError, Server};
 use serde_json::{json, Value};
 use tokio::io::{
@@ -247,15 +245,7 @@ async fn ask_what(ctx: &Context, what: &str) -> Result<Value, RpcError> {
 }
 
 fn tool(name: &str) -> Tool {
-    Tool {
-        name: name.into(),
-        title: None,
-        description: Some(name.into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    }
+    Tool::new(name, name).input_schema(json!({"type": "object"}))
 }
 
 /// The answer a handler reports as its tool result text (`{"answer": …}` or similar).
@@ -349,26 +339,16 @@ fn asking_server() -> (Server, Seen) {
             }
         })
         .prompt(
-            Prompt {
-                name: "greet".into(),
-                title: None,
-                description: Some("Greets whoever answers".into()),
-                arguments: vec![],
-                icons: vec![],
-            },
+            Prompt::new("greet").description("Greets whoever answers"),
             move |_, ctx| {
                 let seen = Arc::clone(&s5);
                 async move {
                     match ctx.elicit(ELICIT_MESSAGE, name_schema()).await {
                         Ok(a) => {
                             let name = a["content"]["name"].as_str().unwrap_or("?").to_owned();
-                            Ok(PromptResult {
-                                description: None,
-                                messages: vec![PromptMessage {
-                                    role: Role::User,
-                                    content: Content::text(format!("Hello, {name}")),
-                                }],
-                            })
+                            Ok(PromptResult::new([PromptMessage::user(format!(
+                                "Hello, {name}"
+                            ))]))
                         }
                         Err(e) => {
                             record(&seen, "prompt greet", &e);

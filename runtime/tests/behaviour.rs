@@ -77,15 +77,7 @@ impl Peer {
 }
 
 fn tool(name: &str) -> Tool {
-    Tool {
-        name: name.into(),
-        title: None,
-        description: Some(name.into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    }
+    Tool::new(name, name).input_schema(json!({"type": "object"}))
 }
 
 fn server_with(limits: Limits, versions: VersionSet) -> Server {
@@ -564,16 +556,7 @@ async fn typed_tools_derive_their_input_schema_and_reject_bad_arguments() {
 #[tokio::test]
 async fn subscribers_hear_of_resource_updates() {
     use mcp_runtime::model::{Resource, ResourceContents};
-    let resource = Resource {
-        uri: "mem://a".into(),
-        name: "a".into(),
-        title: None,
-        description: None,
-        mime_type: None,
-        size: None,
-        annotations: None,
-        icons: vec![],
-    };
+    let resource = Resource::new("mem://a", "a");
     let server = Server::builder(Implementation::new("res", "1"))
         .resource(resource, |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "a")])

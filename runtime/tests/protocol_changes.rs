@@ -22,7 +22,7 @@ use std::time::Duration;
 use mcp_runtime::jsonrpc::Outgoing;
 use mcp_runtime::model::{
     Annotations, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage,
-    PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolAnnotations, ToolResult,
+    PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolResult,
 };
 use mcp_runtime::server::SUBSCRIPTION_ID;
 use mcp_runtime::session::Connection;
@@ -714,29 +714,20 @@ fn the_parser_rejects_what_it_does_not_understand() {
 // ---------------------------------------------------------------------------------------
 
 fn server_info() -> Implementation {
-    Implementation {
-        name: "shaping".into(),
-        version: "1.2.3".into(),
-        title: Some("Shaping".into()),
-        description: Some("tests".into()),
-        icons: vec![Icon::new("data:image/png;base64,AA==", "image/png")],
-        website_url: Some("https://example.com".into()),
-    }
+    Implementation::new("shaping", "1.2.3")
+        .title("Shaping")
+        .description("tests")
+        .icons(vec![Icon::new("data:image/png;base64,AA==", "image/png")])
+        .website_url("https://example.com")
 }
 
 fn rich_tool() -> Tool {
-    Tool {
-        name: "t".into(),
-        title: Some("T".into()),
-        description: Some("a tool".into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: Some(json!({"type": "object", "properties": {"a": {"type": "number"}}})),
-        annotations: Some(ToolAnnotations {
-            read_only_hint: Some(true),
-            ..Default::default()
-        }),
-        icons: vec![Icon::new("data:image/png;base64,AA==", "image/png")],
-    }
+    Tool::new("t", "a tool")
+        .title("T")
+        .input_schema(json!({"type": "object"}))
+        .output_schema(json!({"type": "object", "properties": {"a": {"type": "number"}}}))
+        .read_only()
+        .icons(vec![Icon::new("data:image/png;base64,AA==", "image/png")])
 }
 
 fn has(v: &Value, key: &str) -> bool {
@@ -744,13 +735,7 @@ fn has(v: &Value, key: &str) -> bool {
 }
 
 fn link() -> Content {
-    Content::ResourceLink(ResourceLink {
-        uri: "test://a".into(),
-        name: "a".into(),
-        title: Some("The A".into()),
-        description: None,
-        mime_type: None,
-    })
+    Content::ResourceLink(ResourceLink::new("test://a", "a").title("The A"))
 }
 
 /// `projection`: what a revision does not define is dropped, per revision.
@@ -790,11 +775,12 @@ fn projection_drops_fields_the_revision_does_not_define() {
     // Annotations.lastModified (2025-06-18) on content.
     let annotated = ToolResult::content(vec![Content::Text {
         text: "x".into(),
-        annotations: Some(Annotations {
-            audience: Some(vec![Role::User]),
-            priority: Some(1.into()),
-            last_modified: Some("2025-01-01T00:00:00Z".into()),
-        }),
+        annotations: Some(
+            Annotations::default()
+                .audience([Role::User])
+                .priority(1.0)
+                .last_modified("2025-01-01T00:00:00Z"),
+        ),
     }]);
     let r = shape::tool_result(V::V2025_03_26, &info, annotated.clone())
         .expect("result")
@@ -806,18 +792,9 @@ fn projection_drops_fields_the_revision_does_not_define() {
         .to_value();
     assert!(has(&r["content"][0]["annotations"], "lastModified"), "{r}");
     // PromptArgument.title (2025-06-18).
-    let prompt = Prompt {
-        name: "p".into(),
-        title: Some("P".into()),
-        description: None,
-        arguments: vec![PromptArgument {
-            name: "x".into(),
-            title: Some("X".into()),
-            description: None,
-            required: Some(true),
-        }],
-        icons: vec![],
-    };
+    let prompt = Prompt::new("p")
+        .title("P")
+        .argument(PromptArgument::new("x").title("X").required());
     let r = shape::list_prompts(V::V2025_03_26, &info, &[&prompt], None)
         .expect("prompts")
         .to_value();
@@ -864,13 +841,7 @@ fn audio_becomes_text_before_2025_03_26() {
         json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
     );
 
-    let prompt = PromptResult {
-        description: None,
-        messages: vec![PromptMessage {
-            role: Role::User,
-            content: Content::audio("UklGRg==", "audio/wav"),
-        }],
-    };
+    let prompt = PromptResult::new([PromptMessage::user(Content::audio("UklGRg==", "audio/wav"))]);
     let old = shape::get_prompt(V::V2024_11_05, &info, &prompt)
         .expect("prompt")
         .to_value();
@@ -897,13 +868,9 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
             "{v}"
         );
     }
-    let untitled = ToolResult::content(vec![Content::ResourceLink(ResourceLink {
-        uri: "test://b".into(),
-        name: "b".into(),
-        title: None,
-        description: None,
-        mime_type: None,
-    })]);
+    let untitled = ToolResult::content(vec![Content::ResourceLink(ResourceLink::new(
+        "test://b", "b",
+    ))]);
     let old = shape::tool_result(V::V2025_03_26, &info, untitled.clone())
         .expect("result")
         .to_value();
@@ -922,11 +889,7 @@ fn a_resource_link_becomes_text_before_2025_06_18() {
 #[test]
 fn structured_output_falls_back_to_json_text_before_2025_06_18() {
     let info = server_info();
-    let structured = ToolResult {
-        content: vec![],
-        structured: Some(json!({"a": 1})),
-        is_error: false,
-    };
+    let structured = ToolResult::content(vec![]).structured(json!({"a": 1}));
     for v in [V::V2024_11_05, V::V2025_03_26] {
         let r = shape::tool_result(v, &info, structured.clone())
             .expect("result")
@@ -937,10 +900,7 @@ fn structured_output_falls_back_to_json_text_before_2025_06_18() {
             "{v}"
         );
     }
-    let with_text = ToolResult {
-        content: vec![Content::text("a is 1")],
-        ..structured.clone()
-    };
+    let with_text = ToolResult::text("a is 1").structured(json!({"a": 1}));
     let r = shape::tool_result(V::V2024_11_05, &info, with_text.clone())
         .expect("result")
         .to_value();
@@ -1023,10 +983,7 @@ fn tool_schemas_reach_every_revision_verbatim() {
         "additionalProperties": false,
         "$defs": {"p": {"type": "string", "minLength": 1}}
     });
-    let tool = Tool {
-        input_schema: input.clone(),
-        ..rich_tool()
-    };
+    let tool = rich_tool().input_schema(input.clone());
     for v in V::ALL {
         let r = shape::list_tools(v, &info, &[&tool], None)
             .expect("list")
@@ -1130,15 +1087,7 @@ fn modern(extra: Value) -> Value {
 fn test_server() -> Server {
     Server::builder(Implementation::new("routing", "1"))
         .tool(
-            Tool {
-                name: "caps".into(),
-                title: None,
-                description: None,
-                input_schema: json!({"type": "object"}),
-                output_schema: None,
-                annotations: None,
-                icons: vec![],
-            },
+            Tool::new("caps", "Reports the client's capabilities"),
             |_, ctx| async move {
                 ctx.log(LogLevel::Info, None, json!("hello")).await;
                 Ok(ToolResult::text(ctx.client_capabilities().to_string()))
@@ -1311,15 +1260,7 @@ async fn subscriptions_listen_acknowledges_and_forwards_tagged_notifications() {
 fn asking_server() -> Server {
     Server::builder(Implementation::new("asking", "1"))
         .tool(
-            Tool {
-                name: "ask".into(),
-                title: None,
-                description: None,
-                input_schema: json!({"type": "object"}),
-                output_schema: None,
-                annotations: None,
-                icons: vec![],
-            },
+            Tool::new("ask", "Asks the user's name"),
             |_, ctx| async move {
                 let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
                 let answer = ctx.elicit("Your name?", schema).await?;
@@ -1416,11 +1357,7 @@ async fn modern_asks_are_input_required_round_trips() {
 #[test]
 fn non_object_structured_output_is_not_an_error_in_any_revision() {
     let info = server_info();
-    let r = ToolResult {
-        content: vec![],
-        structured: Some(json!([1, 2])),
-        is_error: false,
-    };
+    let r = ToolResult::content(vec![]).structured(json!([1, 2]));
     for v in V::ALL {
         assert!(shape::tool_result(v, &info, r.clone()).is_ok(), "{v}");
     }
@@ -1431,10 +1368,7 @@ fn non_object_structured_output_is_not_an_error_in_any_revision() {
 #[test]
 fn a_non_object_output_schema_does_not_break_the_tool_list() {
     let info = server_info();
-    let tool = Tool {
-        output_schema: Some(json!({"type": "array", "items": {"type": "number"}})),
-        ..rich_tool()
-    };
+    let tool = rich_tool().output_schema(json!({"type": "array", "items": {"type": "number"}}));
     for v in V::ALL {
         assert!(shape::list_tools(v, &info, &[&tool], None).is_ok(), "{v}");
     }

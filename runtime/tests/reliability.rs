@@ -69,15 +69,7 @@ impl Drop for DropFlag {
 }
 
 fn tool(name: &str) -> Tool {
-    Tool {
-        name: name.into(),
-        title: None,
-        description: Some(name.into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    }
+    Tool::new(name, name).input_schema(json!({"type": "object"}))
 }
 
 /// `hang` never finishes and ignores cancellation (only dropping it ends it); `flood`
@@ -127,15 +119,7 @@ fn fault_server(limits: Limits, versions: VersionSet) -> (Server, Probe) {
             Ok(ToolResult::text(Value::Object(args).to_string()))
         })
         .resource_template(
-            ResourceTemplate {
-                uri_template: "r://{id}".into(),
-                name: "r".into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                annotations: None,
-                icons: vec![],
-            },
+            ResourceTemplate::new("r://{id}", "r"),
             |uri, _, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "r")]) },
         )
         .build();

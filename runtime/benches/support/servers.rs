@@ -26,52 +26,25 @@ fn big_text() -> String {
 
 /// This runtime's benchmark server with `tools` text tools.
 pub(crate) fn ours(tools: usize) -> mcp_runtime::Server {
-    use mcp_runtime::model::{
-        Content, Implementation, Resource, ResourceContents, Tool, ToolResult,
-    };
+    use mcp_runtime::model::{Implementation, Resource, ResourceContents, Tool, ToolResult};
     let mut builder = mcp_runtime::Server::builder(Implementation::new("bench", "1.0.0"));
     for i in 0..tools {
-        let tool = Tool {
-            name: format!("tool_{i}"),
-            title: Some(format!("Tool {i}")),
-            description: Some("A tool with a small object schema".into()),
-            input_schema: tool_input_schema(),
-            output_schema: None,
-            annotations: None,
-            icons: vec![],
-        };
+        let tool = Tool::new(format!("tool_{i}"), "A tool with a small object schema")
+            .title(format!("Tool {i}"))
+            .input_schema(tool_input_schema());
         builder = builder.tool(tool, |_, _| async { Ok(ToolResult::text(ANSWER)) });
     }
-    let structured = Tool {
-        name: "structured".into(),
-        title: None,
-        description: Some("Structured output".into()),
-        input_schema: json!({"type": "object"}),
-        output_schema: Some(
+    let structured = Tool::new("structured", "Structured output")
+        .input_schema(json!({"type": "object"}))
+        .output_schema(
             json!({"type": "object", "properties": {"temperature": {"type": "number"}}}),
-        ),
-        annotations: None,
-        icons: vec![],
-    };
-    let resource = Resource {
-        uri: BIG_URI.into(),
-        name: "big".into(),
-        title: None,
-        description: None,
-        mime_type: Some("text/plain".into()),
-        size: None,
-        annotations: None,
-        icons: vec![],
-    };
+        );
+    let resource = Resource::new(BIG_URI, "big").mime_type("text/plain");
     let text = big_text();
     builder
         .tool(structured, |_, _| async {
             let data = json!({"temperature": 22.5});
-            Ok(ToolResult {
-                content: vec![Content::text(data.to_string())],
-                structured: Some(data),
-                is_error: false,
-            })
+            Ok(ToolResult::text(data.to_string()).structured(data))
         })
         .resource(resource, move |uri, _| {
             let text = text.clone();

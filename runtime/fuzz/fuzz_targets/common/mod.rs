@@ -8,22 +8,16 @@
 use std::time::Duration;
 
 use mcp_runtime::model::{
-    Completion, Content, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage,
-    PromptResult, Resource, ResourceContents, ResourceTemplate, Role, Tool, ToolResult,
+    Completion, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage, PromptResult,
+    Resource, ResourceContents, ResourceTemplate, Tool, ToolResult,
 };
 use mcp_runtime::{Limits, Server};
 use serde_json::{json, Value};
 
 fn tool(name: &str, input_schema: Value) -> Tool {
-    Tool {
-        name: name.into(),
-        title: Some("A tool".into()),
-        description: Some("A fuzzing tool".into()),
-        input_schema,
-        output_schema: None,
-        annotations: None,
-        icons: vec![],
-    }
+    Tool::new(name, "A fuzzing tool")
+        .title("A tool")
+        .input_schema(input_schema)
 }
 
 /// The server every transport target serves; `max_message_bytes` as given.
@@ -35,37 +29,14 @@ pub fn server(max_message_bytes: usize) -> Server {
     limits.shutdown_grace = Duration::from_secs(1);
     limits.ask_timeout = Duration::from_secs(2);
     limits.request_timeout = Duration::from_secs(3);
-    let resource = Resource {
-        uri: "test://static-text".into(),
-        name: "static-text".into(),
-        title: None,
-        description: Some("Static text".into()),
-        mime_type: Some("text/plain".into()),
-        size: None,
-        annotations: None,
-        icons: vec![],
-    };
-    let template = ResourceTemplate {
-        uri_template: "test://template/{id}/data".into(),
-        name: "template".into(),
-        title: None,
-        description: None,
-        mime_type: Some("application/json".into()),
-        annotations: None,
-        icons: vec![],
-    };
-    let prompt = Prompt {
-        name: "test_prompt_with_arguments".into(),
-        title: None,
-        description: Some("A prompt with arguments".into()),
-        arguments: vec![PromptArgument {
-            name: "arg1".into(),
-            title: None,
-            description: None,
-            required: Some(true),
-        }],
-        icons: vec![],
-    };
+    let resource = Resource::new("test://static-text", "static-text")
+        .description("Static text")
+        .mime_type("text/plain");
+    let template = ResourceTemplate::new("test://template/{id}/data", "template")
+        .mime_type("application/json");
+    let prompt = Prompt::new("test_prompt_with_arguments")
+        .description("A prompt with arguments")
+        .argument(PromptArgument::new("arg1").required());
     // `city` is mirrored into an `Mcp-Param-City` header (2026-07-28 x-mcp-header).
     let schema = json!({"type": "object", "properties": {"city": {"type": "string", "x-mcp-header": "City"}, "days": {"type": "integer"}}});
     Server::builder(Implementation::new("fuzz", "1.0.0"))
@@ -88,20 +59,10 @@ pub fn server(max_message_bytes: usize) -> Server {
             Ok(vec![ResourceContents::text(uri, "application/json", json!(vars).to_string())])
         })
         .prompt(prompt, |args, _| async move {
-            Ok(PromptResult {
-                description: None,
-                messages: vec![PromptMessage {
-                    role: Role::User,
-                    content: Content::text(format!("{args:?}")),
-                }],
-            })
+            Ok(PromptResult::new([PromptMessage::user(format!("{args:?}"))]))
         })
         .completion(|req, _| async move {
-            Ok(Completion {
-                values: vec![format!("{}1", req.value)],
-                total: Some(1),
-                has_more: Some(false),
-            })
+            Ok(Completion::new([format!("{}1", req.value)]).total(1).has_more(false))
         })
         .build()
 }
