@@ -1,37 +1,23 @@
-//! Official SDK clients of every era (pinned in `tests/clients/`, installed by
-//! `tests/clients/install.sh`, which `.ci/run` runs) against the conformance example over
+//! Official SDK clients of every era (pinned in `tests/clients/`, installed on first use
+//! under `target/clients` by `support::pinned`) against the conformance example over
 //! stdio: each connects, lists and calls tools, reads a resource and gets a prompt, at the
 //! revision its release speaks.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    exe.parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("examples")
-        .join("conformance_server")
-}
+mod support;
 
-fn clients_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("clients")
-}
+use support::pinned;
+use support::server::example;
 
 fn run(client: &str) -> Value {
-    let script = clients_dir().join("run-client.sh");
-    assert!(
-        clients_dir().join("node_modules").is_dir(),
-        "the official SDK clients are not installed: run `runtime/tests/clients/install.sh` (the CI script does)"
-    );
+    pinned::ensure_client(client);
     let out = Command::new("bash")
-        .arg(&script)
+        .arg(pinned::clients_src().join("run-client.sh"))
         .arg(client)
+        .env("MCP_CLIENTS_DIR", pinned::clients_dir())
         .arg("--")
         .arg(example())
         .output()

@@ -1,5 +1,5 @@
-//! Official SDK clients of every era (pinned in `tests/clients/`, installed by
-//! `tests/clients/install.sh`, which `.ci/run` runs) against the conformance example over
+//! Official SDK clients of every era (pinned in `tests/clients/`, installed on first use
+//! under `target/clients` by `support::pinned`) against the conformance example over
 //! HTTP: Streamable HTTP at `/mcp` (legacy sessions, and the stateless 2026-07-28 wire) and
 //! HTTP+SSE at `/sse` (2024-11-05, including two releases that speak nothing else). Each
 //! runs the same scenario as `sdk_clients.rs`; the clients that can be asked (2025-06-18
@@ -9,123 +9,14 @@
 //!
 //! Every test starts its own `conformance_server --http 127.0.0.1:0`, killed on drop.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::Value;
 
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    exe.parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("examples")
-        .join("conformance_server")
-}
+mod support;
 
-fn clients_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("clients")
-}
-
-/// Fails (never skips) when the pinned clients are missing: the npm packages, and the venv
-/// `run-client.sh` would use for a `py-*` id.
-fn assert_installed(client: &str) {
-    const HINT: &str = "the official SDK clients are not installed: run `runtime/tests/clients/install.sh` (the CI script does)";
-    assert!(clients_dir().join("node_modules").is_dir(), "{HINT}");
-    if client.starts_with("py-") {
-        let venvs = std::env::var_os("MCP_CLIENTS_DIR").map_or_else(
-            || {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                    .join("..")
-                    .join("target")
-                    .join("clients")
-            },
-            PathBuf::from,
-        );
-        let venv = if client.starts_with("py-2026-07-28-") {
-            "py-2026-07-28"
-        } else {
-            client
-        };
-        let python = venvs.join(venv).join("bin").join("python");
-        assert!(python.exists(), "{HINT} ({} is missing)", python.display());
-    }
-}
-
-/// The example serving HTTP on an ephemeral loopback port; the process is killed on drop,
-/// so a failing test does not leak it.
-struct HttpServer {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl HttpServer {
-    fn start() -> Self {
-        let mut child = Command::new(example())
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning {}: {e}", example().display()));
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        // Keeps draining stderr after the address line, so the server never blocks on it.
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(url.trim().to_owned());
-                }
-                let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        // Built before the check so that a panic below still kills the process.
-        let mut server = HttpServer {
-            child,
-            base: String::new(),
-            log,
-        };
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "the example printed no `listening on` line: {}",
-                    server.log()
-                )
-            });
-        server.base = url
-            .strip_suffix("/mcp")
-            .unwrap_or_else(|| panic!("unexpected address line: {url}"))
-            .to_owned();
-        server
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::pinned;
+use support::server::{example, HttpServer};
 
 /// How the client reaches the example.
 enum Target<'a> {
@@ -136,9 +27,10 @@ enum Target<'a> {
 }
 
 fn run(client: &str, scenario: &str, target: Target<'_>) -> Value {
-    assert_installed(client);
+    pinned::ensure_client(client);
     let mut cmd = Command::new("bash");
-    cmd.arg(clients_dir().join("run-client.sh"))
+    cmd.arg(pinned::clients_src().join("run-client.sh"))
+        .env("MCP_CLIENTS_DIR", pinned::clients_dir())
         .arg(client)
         .args(["--scenario", scenario]);
     match &target {

@@ -2,6 +2,8 @@
 // scenario, prints one JSON line.
 // Usage: node client.mjs <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
 //   --url .../sse  -> the SDK's HTTP+SSE client transport (2024-11-05); any other URL -> its Streamable HTTP one.
+// It loads the SDKs from ./node_modules beside itself: install.sh installs them outside the source tree and
+// run-client.sh runs a copy of this file placed there.
 import { readFileSync } from 'node:fs';
 
 // client id -> npm alias (see package.json) and the 2.x versionNegotiation option (undefined = SDK default).
