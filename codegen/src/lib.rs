@@ -95,6 +95,7 @@ pub fn render_fixture(name: &str, schema: &Value) -> Result<String> {
         url: String::new(),
         sha256: String::new(),
         dialect,
+        examples: None,
         summary: None,
         behaviour: behaviour::Behaviour::fixture(),
     };
@@ -335,6 +336,7 @@ pub fn add_revision(
         url,
         sha256: load::sha256_hex(&bytes),
         dialect,
+        examples: manifest.get(id).ok().and_then(|r| r.examples.clone()),
         summary: manifest.get(id).ok().and_then(|r| r.summary.clone()),
         behaviour: flags,
     };

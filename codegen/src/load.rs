@@ -119,6 +119,77 @@ pub fn load(revision: &Revision, source: &SchemaSource) -> Result<LoadedSchema> 
     })
 }
 
+/// Brings the official example instances of `revision` (listed, with their SHA-256, in
+/// `listing`, `sha256sum` format with paths relative to the examples folder) into
+/// `<cache>/<id>/examples/`: each file from the cache when its bytes are right, else from
+/// the mirror (`<mirror>/<id>/examples/`), else downloaded from the manifest's `examples`
+/// URL when the network is allowed. Returns the folder; `None` for a revision without
+/// examples.
+pub fn load_examples(
+    revision: &Revision,
+    listing: &Path,
+    source: &SchemaSource,
+) -> Result<Option<PathBuf>> {
+    let Some(base) = &revision.examples else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(listing).map_err(|e| Error::io(listing, e))?;
+    let folder = source.cache_dir.join(&revision.id).join("examples");
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let (sha256, path) = line
+            .split_once("  ")
+            .filter(|(h, p)| h.len() == 64 && !p.contains("..") && !p.starts_with('/'))
+            .ok_or_else(|| Error::InvalidSchema {
+                revision: revision.id.clone(),
+                message: format!(
+                    "{}:{}: expected `<sha256>  <relative path>`",
+                    listing.display(),
+                    n + 1
+                ),
+            })?;
+        let cached = folder.join(path);
+        if std::fs::read(&cached).is_ok_and(|b| sha256_hex(&b) == sha256) {
+            continue;
+        }
+        let mirrored = source
+            .mirror
+            .as_ref()
+            .map(|m| m.join(&revision.id).join("examples").join(path))
+            .filter(|p| p.is_file());
+        let (bytes, from) = match mirrored {
+            Some(p) => (
+                std::fs::read(&p).map_err(|e| Error::io(&p, e))?,
+                p.display().to_string(),
+            ),
+            None if source.network => {
+                let url = format!("{base}{path}");
+                (download_bytes(&revision.id, &url, false)?, url)
+            }
+            None => {
+                return Err(Error::SchemaMissing {
+                    revision: revision.id.clone(),
+                    looked_in: format!("{} and the mirror, for example {path}", cached.display()),
+                })
+            }
+        };
+        let actual = sha256_hex(&bytes);
+        if actual != sha256 {
+            return Err(Error::HashMismatch {
+                revision: revision.id.clone(),
+                source_desc: from,
+                expected: sha256.to_owned(),
+                actual,
+            });
+        }
+        store(&cached, &bytes)?;
+    }
+    Ok(Some(folder))
+}
+
 fn store(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;

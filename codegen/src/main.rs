@@ -116,6 +116,10 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
                     load::Origin::Download(u) => format!("downloaded from {u}"),
                 };
                 println!("{} ok (sha256 {}…), {origin}", rev.id, &rev.sha256[..12]);
+                let listing = layout.examples_listing(&rev.id);
+                if let Some(folder) = load::load_examples(rev, &listing, &source)? {
+                    println!("{} examples ok, in {}", rev.id, folder.display());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

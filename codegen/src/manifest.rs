@@ -62,6 +62,11 @@ pub struct Revision {
     pub sha256: String,
     /// The JSON Schema dialect.
     pub dialect: Dialect,
+    /// Upstream folder (URL ending in `/`) of the revision's official example instances,
+    /// if it has them; the files and their SHA-256 are listed in
+    /// `schema/examples/<id>.sha256` (see [`crate::load::load_examples`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<String>,
     /// What the revision brought, in a few words (the doc of its `ProtocolVersion`
     /// variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,6 +103,8 @@ const MANIFEST_HEADER: &str = "\
 # `url` (pinned to a commit of modelcontextprotocol/modelcontextprotocol) into the
 # git-ignored `schema/cache/`, or imports it from a local mirror (`--from DIR` or
 # MCP_SCHEMA_DIR, laid out as DIR/<id>/schema.json). Either way the SHA-256 must match.
+# `examples` names the upstream folder of a revision's official example instances, pinned
+# file by file in schema/examples/<id>.sha256 and fetched the same way.
 #
 # `[revision.behaviour]` records what differs beyond the types (era, batching, …): the
 # runtime reads these flags instead of naming revisions, and generation checks each flag
@@ -161,10 +168,14 @@ impl Manifest {
                 ));
             }
             out.push_str(&format!(
-                "url = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n\n[revision.behaviour]\n{}",
-                rev.url,
-                rev.sha256,
-                rev.dialect,
+                "url = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n",
+                rev.url, rev.sha256, rev.dialect,
+            ));
+            if let Some(examples) = &rev.examples {
+                out.push_str(&format!("examples = \"{examples}\"\n"));
+            }
+            out.push_str(&format!(
+                "\n[revision.behaviour]\n{}",
                 rev.behaviour.to_toml_lines()
             ));
         }
@@ -227,6 +238,15 @@ impl Layout {
     /// `schema/revisions.toml`.
     pub fn manifest_path(&self) -> PathBuf {
         self.root.join("schema").join("revisions.toml")
+    }
+
+    /// `schema/examples/<id>.sha256`: the official example instances of a revision, by
+    /// path and SHA-256.
+    pub fn examples_listing(&self, id: &str) -> PathBuf {
+        self.root
+            .join("schema")
+            .join("examples")
+            .join(format!("{id}.sha256"))
     }
 
     /// `schema/cache/`, where downloads and imports are kept (git-ignored).

@@ -288,6 +288,20 @@ fn copy_manifest(root: &Path, ids: &[&str]) {
     };
     std::fs::create_dir_all(root.join("schema")).expect("mkdir");
     std::fs::write(root.join("schema/revisions.toml"), manifest.to_toml()).expect("write");
+    // Their schemas, from this workspace's cache (filled from the mirror, or by `cargo
+    // codegen fetch`), so the copy needs neither.
+    let ours = workspace();
+    let source = SchemaSource::offline(ours.cache_dir());
+    for rev in &manifest.revisions {
+        mcp_codegen::load::load(rev, &source).unwrap_or_else(|e| panic!("{e}"));
+        let to = root.join("schema/cache").join(&rev.id);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        std::fs::copy(
+            ours.cache_dir().join(&rev.id).join("schema.json"),
+            to.join("schema.json"),
+        )
+        .expect("copy");
+    }
 }
 
 fn mirror_with(id: &str, bytes: &[u8]) -> tempfile::TempDir {
@@ -303,6 +317,7 @@ fn revision(id: &str, bytes: &[u8]) -> mcp_codegen::Revision {
         url: "https://example.invalid/schema.json".into(),
         sha256: mcp_codegen::load::sha256_hex(bytes),
         dialect: mcp_codegen::Dialect::Draft07,
+        examples: None,
         summary: None,
         behaviour: mcp_codegen::behaviour::Behaviour::fixture(),
     }
@@ -423,8 +438,14 @@ fn add_revision_from_a_mirror_records_generates_and_snapshots_it() {
     let root = tempfile::tempdir().expect("tempdir");
     copy_manifest(root.path(), &["2024-11-05"]);
     // A "new" revision: the 2025-06-18 schema under another id.
-    let mirror_root = PathBuf::from(std::env::var_os("MCP_SCHEMA_DIR").expect("MCP_SCHEMA_DIR"));
-    let bytes = std::fs::read(mirror_root.join("2025-06-18/schema.json")).expect("schema");
+    // The schema's bytes as pinned: loading puts them in the cache (from the mirror, or a
+    // download after `cargo codegen fetch`), checked against the manifest's SHA-256.
+    let ours = workspace();
+    let pinned = Manifest::load(&ours.manifest_path()).expect("manifest");
+    let source = SchemaSource::offline(ours.cache_dir());
+    mcp_codegen::load::load(pinned.get("2025-06-18").expect("listed"), &source)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(ours.cache_dir().join("2025-06-18/schema.json")).expect("schema");
     let mirror = mirror_with("2099-01-01", &bytes);
     let layout = Layout::new(root.path());
     let source = NewRevisionSource::Mirror {
@@ -635,4 +656,48 @@ fn the_manifest_is_in_the_form_add_revision_writes() {
     let path = workspace().manifest_path();
     let text = std::fs::read_to_string(&path).expect("manifest");
     assert_eq!(Manifest::load(&path).expect("manifest").to_toml(), text);
+}
+
+/// Example instances are pinned by path and SHA-256: imported from the mirror into the
+/// cache, then served from the cache with no mirror; a file whose bytes differ, or one
+/// that is nowhere to be found offline, is an error naming it.
+#[test]
+fn examples_are_imported_by_their_pinned_hashes() {
+    let mirror = tempfile::tempdir().expect("mirror");
+    let dir = mirror.path().join("2099-01-01/examples/Tool");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let bytes = br#"{"name": "t", "inputSchema": {"type": "object"}}"#;
+    std::fs::write(dir.join("a.json"), bytes).expect("write");
+    let listing_dir = tempfile::tempdir().expect("listing");
+    let listing = listing_dir.path().join("2099-01-01.sha256");
+    let line = format!("{}  Tool/a.json\n", mcp_codegen::load::sha256_hex(bytes));
+    std::fs::write(&listing, &line).expect("write");
+    let mut rev = revision("2099-01-01", b"");
+    rev.examples = Some("https://example.invalid/examples/".into());
+    let (cache, source) = offline(mirror.path());
+    let folder = mcp_codegen::load::load_examples(&rev, &listing, &source)
+        .expect("import")
+        .expect("examples");
+    assert_eq!(
+        std::fs::read(folder.join("Tool/a.json")).expect("cached"),
+        bytes
+    );
+    // From the cache alone.
+    let cache_only = SchemaSource {
+        mirror: None,
+        ..source.clone()
+    };
+    mcp_codegen::load::load_examples(&rev, &listing, &cache_only).expect("cached");
+    // Missing offline: named.
+    std::fs::write(&listing, format!("{line}{}  Tool/b.json\n", "0".repeat(64))).expect("write");
+    let err = mcp_codegen::load::load_examples(&rev, &listing, &cache_only).expect_err("missing");
+    assert!(err.to_string().contains("Tool/b.json"), "{err}");
+    // Wrong bytes in the mirror: a hash mismatch naming the file.
+    std::fs::write(dir.join("b.json"), b"{}").expect("write");
+    let err = mcp_codegen::load::load_examples(&rev, &listing, &source).expect_err("mismatch");
+    assert!(
+        matches!(err, Error::HashMismatch { .. }) && err.to_string().contains("b.json"),
+        "{err}"
+    );
+    drop(cache);
 }

@@ -68,10 +68,16 @@ fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
 }
 
+/// The official 2026-07-28 examples, as pinned in `schema/examples/2026-07-28.sha256`:
+/// from the cache, or imported from the mirror (`cargo codegen fetch` downloads them).
 fn examples_dir() -> PathBuf {
-    let mirror = std::env::var_os("MCP_SCHEMA_DIR")
-        .expect("MCP_SCHEMA_DIR (set by .cargo/config.toml) points at the schema mirror");
-    PathBuf::from(mirror).join("2026-07-28").join("examples")
+    let layout = mcp_codegen::Layout::workspace();
+    let manifest = mcp_codegen::Manifest::load(&layout.manifest_path()).expect("manifest");
+    let revision = manifest.get("2026-07-28").expect("2026-07-28 is listed");
+    let source = mcp_codegen::SchemaSource::offline(layout.cache_dir());
+    mcp_codegen::load::load_examples(revision, &layout.examples_listing("2026-07-28"), &source)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expect("2026-07-28 lists its examples")
 }
 
 macro_rules! official_examples {
