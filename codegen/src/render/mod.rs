@@ -40,12 +40,13 @@ pub fn types_file(revision: &Revision, file: &syn::File) -> String {
     )
 }
 
-/// `shared.rs`: the types identical in several revisions, emitted once.
-pub fn shared_file(tokens: proc_macro2::TokenStream) -> String {
+/// `shared.rs`: the types identical in several revisions, emitted once; `modules` are its
+/// modules, each already printed (printing a file prints its items one after the other).
+pub fn shared_file(modules: &[String]) -> String {
     format!(
         "{}{}",
         rust_header("types shared by several revisions"),
-        unparse(tokens)
+        modules.concat()
     )
 }
 

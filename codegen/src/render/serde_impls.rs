@@ -78,7 +78,12 @@ fn implementors(file: &syn::File, trait_name: &str) -> BTreeSet<String> {
 /// Removes the serde derives and attributes of every type in the file and writes the
 /// impls instead. Types whose `Deserialize` is already hand-written (typify's checked
 /// newtypes, discriminators) get a `FromValue` that uses it, unless they have one.
-pub fn replace(file: &mut syn::File) {
+///
+/// The impls are returned as tokens, each with the name of its type, in the order they
+/// belong after the file's items; they are not parsed here. Parsing them was the largest
+/// cost of a run, and the copies of a type that [`share`](super::share) finds identical in
+/// several revisions are printed once, so only those printed are ever parsed.
+pub fn replace(file: &mut syn::File) -> Vec<(String, TokenStream)> {
     let has_from_value = implementors(file, "FromValue");
     let manual_de: BTreeSet<String> = implementors(file, "Deserialize")
         .into_iter()
@@ -97,13 +102,21 @@ pub fn replace(file: &mut syn::File) {
         attrs.retain(|a| !a.path().is_ident("serde"));
         match item {
             syn::Item::Struct(s) => {
-                extra.extend(struct_impls(s, ser, de, &container));
+                extra.extend(
+                    struct_impls(s, ser, de, &container)
+                        .into_iter()
+                        .map(|t| (name.clone(), t)),
+                );
                 for field in &mut s.fields {
                     field.attrs.retain(|a| !a.path().is_ident("serde"));
                 }
             }
             syn::Item::Enum(e) => {
-                extra.extend(enum_impls(e, ser, de, &container));
+                extra.extend(
+                    enum_impls(e, ser, de, &container)
+                        .into_iter()
+                        .map(|t| (name.clone(), t)),
+                );
                 for v in &mut e.variants {
                     v.attrs.retain(|a| !a.path().is_ident("serde"));
                 }
@@ -112,20 +125,19 @@ pub fn replace(file: &mut syn::File) {
         }
         if !de && manual_de.contains(&name) {
             let ident = format_ident!("{}", name);
-            extra.push(quote! {
-                impl crate::support::FromValue for #ident {
-                    fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
-                        crate::support::via_serde(value)
+            extra.push((
+                name,
+                quote! {
+                    impl crate::support::FromValue for #ident {
+                        fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                            crate::support::via_serde(value)
+                        }
                     }
-                }
-            });
+                },
+            ));
         }
     }
-    for tokens in extra {
-        if let Ok(items) = syn::parse2::<syn::File>(tokens) {
-            file.items.extend(items.items);
-        }
-    }
+    extra
 }
 
 /// Removes `name` from the item's derives; whether it was there.

@@ -53,6 +53,26 @@ fn loose(name: &str) -> String {
 
 /// Runs typify and the post-pass; returns the file's items (without header).
 pub fn render(prepared: &Prepared, ir: &Ir) -> Result<syn::File> {
+    let (mut file, impls) = render_unparsed(prepared, ir)?;
+    for (_, tokens) in impls {
+        file.items.extend(parse_items(tokens));
+    }
+    Ok(file)
+}
+
+/// The items of `tokens`; none if they do not parse (not reachable for the impls this
+/// module writes, whose tokens are built from parsed items).
+pub fn parse_items(tokens: TokenStream) -> Vec<syn::Item> {
+    syn::parse2::<syn::File>(tokens).map_or_else(|_| Vec::new(), |f| f.items)
+}
+
+/// As [`render`], except that the serde impls are left as tokens, each with the name of
+/// its type (see [`serde_impls::replace`](super::serde_impls::replace)); [`render`]'s file
+/// is this file's items followed by theirs.
+pub fn render_unparsed(
+    prepared: &Prepared,
+    ir: &Ir,
+) -> Result<(syn::File, Vec<(String, TokenStream)>)> {
     let mut settings = TypeSpaceSettings::default();
     settings
         .with_struct_builder(false)
@@ -118,11 +138,11 @@ pub fn render(prepared: &Prepared, ir: &Ir) -> Result<syn::File> {
         revision: prepared.revision.clone(),
         message: format!("typify output does not parse: {e}"),
     })?;
-    post_pass(&mut file, ir);
-    Ok(file)
+    let impls = post_pass(&mut file, ir);
+    Ok((file, impls))
 }
 
-fn post_pass(file: &mut syn::File, ir: &Ir) {
+fn post_pass(file: &mut syn::File, ir: &Ir) -> Vec<(String, TokenStream)> {
     // Items typify adds that nothing here needs and that only cost compile time: clones
     // in disguise, and string conversions of one-value discriminator enums.
     let discriminators: std::collections::BTreeSet<String> = file
@@ -196,7 +216,7 @@ fn post_pass(file: &mut syn::File, ir: &Ir) {
             file.items.extend(items.items);
         }
     }
-    super::serde_impls::replace(file);
+    super::serde_impls::replace(file)
 }
 
 fn is_discriminator_conversion(
