@@ -8,14 +8,15 @@
 # every revision, each server message an exact instance of that revision's schema.
 #
 # Usage: .ci/new-revision-drill.sh   (MCP_SCHEMA_DIR must name the schema mirror)
-# It builds in this repository's target/ (the copy's own crates get their own artifacts,
-# the dependencies are shared), so run it after anything that uses target/debug/examples.
+# It builds in target/drill: never in target/ itself, where cargo would take the copy's
+# crates for this repository's own (their artifact names depend only on paths relative to
+# the workspace root) and later builds here could link the copy's generated revisions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 : "${MCP_SCHEMA_DIR:?set MCP_SCHEMA_DIR to the schema mirror (DIR/<revision>/schema.json)}"
 MCP_SCHEMA_DIR="$(cd "$MCP_SCHEMA_DIR" && pwd)"
-export MCP_SCHEMA_DIR CARGO_TARGET_DIR="$ROOT/target"
+export MCP_SCHEMA_DIR CARGO_TARGET_DIR="$ROOT/target/drill"
 
 LEGACY_ID=2026-10-01 LEGACY_LIKE=2025-11-25
 MODERN_ID=2027-01-01 MODERN_LIKE=2026-07-28

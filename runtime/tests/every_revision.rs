@@ -9,9 +9,9 @@
 //! (`.ci/new-revision-drill.sh` adds two and runs this test on a copy of the repository).
 
 mod common;
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -21,23 +21,6 @@ use mcp_runtime::{Era, ProtocolVersion};
 use serde_json::{json, Value};
 
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The example binary `cargo test` builds beside the test binaries.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    let path = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target dir")
-        .join("examples")
-        .join("conformance_server");
-    assert!(
-        path.is_file(),
-        "{} is missing: `cargo test` builds it; with a test filter, run `cargo build -p mcp-runtime --example conformance_server` first",
-        path.display()
-    );
-    path
-}
 
 /// The example server as a child process, spoken to over its stdin and stdout.
 struct Server {
@@ -52,7 +35,7 @@ struct Server {
 
 impl Server {
     fn start(version: ProtocolVersion) -> Server {
-        let mut child = Command::new(example())
+        let mut child = Command::new(support::server::example())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
