@@ -701,3 +701,25 @@ fn examples_are_imported_by_their_pinned_hashes() {
     );
     drop(cache);
 }
+
+/// A serde attribute typify writes that the written-out impls do not implement stops the
+/// generator, naming the type and the attribute, instead of being dropped (which would
+/// change the type's wire form silently). `additionalProperties: false` makes typify write
+/// `deny_unknown_fields`, which the impls do not implement.
+#[test]
+fn a_serde_attribute_the_impls_do_not_write_is_an_error() {
+    let schema = serde_json::json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"Closed": {
+            "type": "object",
+            "properties": {"x": {"type": "string"}},
+            "additionalProperties": false
+        }}
+    });
+    let err = mcp_codegen::render_fixture("closed", &schema).expect_err("deny_unknown_fields");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("type `Closed`") && msg.contains("deny_unknown_fields"),
+        "{msg}"
+    );
+}

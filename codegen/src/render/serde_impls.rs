@@ -21,16 +21,64 @@ struct FieldAttrs {
     required_nullable: bool,
 }
 
-fn serde_attrs(attrs: &[syn::Attribute]) -> (FieldAttrs, BTreeSet<String>) {
+/// Where a `#[serde(...)]` attribute stands, and what the impls written here understand
+/// there. Anything else typify writes is an error naming the type: an attribute dropped
+/// without its meaning would change the wire silently.
+#[derive(Clone, Copy)]
+enum Place {
+    Container,
+    Field,
+    Variant,
+}
+
+impl Place {
+    fn understood(self) -> &'static [&'static str] {
+        match self {
+            // `transparent`: tuple newtypes; `untagged`: unions of types. Typify's
+            // `deny_unknown_fields` is not emitted with these settings (types keep unknown
+            // keys in `extra` or drop them, by design: see ARCHITECTURE.md).
+            Place::Container => &["transparent", "untagged"],
+            Place::Field => &[
+                "rename",
+                "skip_serializing_if",
+                "deserialize_with",
+                "default",
+                "flatten",
+            ],
+            Place::Variant => &["rename"],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Place::Container => "type",
+            Place::Field => "field",
+            Place::Variant => "variant",
+        }
+    }
+}
+
+/// Reads the `#[serde(...)]` attributes at `place`; an attribute the impls do not
+/// understand, or one they understand with a value they do not, is an error.
+fn serde_attrs(
+    attrs: &[syn::Attribute],
+    place: Place,
+) -> std::result::Result<(FieldAttrs, BTreeSet<String>), String> {
     let mut out = FieldAttrs::default();
     let mut flags = BTreeSet::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
+        attr.parse_nested_meta(|meta| {
             let key = meta
                 .path
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
+            if !place.understood().contains(&key.as_str()) {
+                return Err(meta.error(format!(
+                    "`#[serde({key})]` on a {} is not written out by serde_impls.rs",
+                    place.name()
+                )));
+            }
             match key.as_str() {
                 "rename" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
@@ -38,21 +86,40 @@ fn serde_attrs(attrs: &[syn::Attribute]) -> (FieldAttrs, BTreeSet<String>) {
                 }
                 "skip_serializing_if" => {
                     let lit: syn::LitStr = meta.value()?.parse()?;
-                    out.skip_if_none = lit.value().ends_with("is_none");
+                    if !lit.value().ends_with("::is_none") {
+                        return Err(meta.error(format!(
+                            "`skip_serializing_if = \"{}\"`: only `Option::is_none` is written out",
+                            lit.value()
+                        )));
+                    }
+                    out.skip_if_none = true;
                 }
                 "deserialize_with" => {
-                    let _: syn::LitStr = meta.value()?.parse()?;
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    if !lit.value().ends_with("Option::deserialize") {
+                        return Err(meta.error(format!(
+                            "`deserialize_with = \"{}\"`: only `Option::deserialize` is written out",
+                            lit.value()
+                        )));
+                    }
                     out.required_nullable = true;
                 }
-                "default" => out.default = true,
+                "default" => {
+                    if meta.input.peek(syn::Token![=]) {
+                        return Err(meta.error("`default = ...`: only a plain `default` is written out"));
+                    }
+                    out.default = true;
+                }
                 "flatten" => out.flatten = true,
+                // `transparent`, `untagged`: flags, read from the returned set.
                 _ => {}
             }
             flags.insert(key);
             Ok(())
-        });
+        })
+        .map_err(|e| e.to_string())?;
     }
-    (out, flags)
+    Ok((out, flags))
 }
 
 /// Names of the types that have an impl of `trait_name` in the file.
@@ -83,7 +150,10 @@ fn implementors(file: &syn::File, trait_name: &str) -> BTreeSet<String> {
 /// belong after the file's items; they are not parsed here. Parsing them was the largest
 /// cost of a run, and the copies of a type that [`share`](super::share) finds identical in
 /// several revisions are printed once, so only those printed are ever parsed.
-pub fn replace(file: &mut syn::File) -> Vec<(String, TokenStream)> {
+///
+/// A `#[serde(...)]` attribute these impls do not write out is an error naming the type
+/// (dropping it would silently change the type's wire form).
+pub fn replace(file: &mut syn::File) -> std::result::Result<Vec<(String, TokenStream)>, String> {
     let has_from_value = implementors(file, "FromValue");
     let manual_de: BTreeSet<String> = implementors(file, "Deserialize")
         .into_iter()
@@ -98,12 +168,14 @@ pub fn replace(file: &mut syn::File) -> Vec<(String, TokenStream)> {
         };
         let ser = take_derive(attrs, "Serialize");
         let de = take_derive(attrs, "Deserialize");
-        let (_, container) = serde_attrs(attrs);
+        let in_type = |e: String| format!("type `{name}`: {e}");
+        let (_, container) = serde_attrs(attrs, Place::Container).map_err(in_type)?;
         attrs.retain(|a| !a.path().is_ident("serde"));
         match item {
             syn::Item::Struct(s) => {
                 extra.extend(
                     struct_impls(s, ser, de, &container)
+                        .map_err(in_type)?
                         .into_iter()
                         .map(|t| (name.clone(), t)),
                 );
@@ -114,6 +186,7 @@ pub fn replace(file: &mut syn::File) -> Vec<(String, TokenStream)> {
             syn::Item::Enum(e) => {
                 extra.extend(
                     enum_impls(e, ser, de, &container)
+                        .map_err(in_type)?
                         .into_iter()
                         .map(|t| (name.clone(), t)),
                 );
@@ -137,7 +210,7 @@ pub fn replace(file: &mut syn::File) -> Vec<(String, TokenStream)> {
             ));
         }
     }
-    extra
+    Ok(extra)
 }
 
 /// Removes `name` from the item's derives; whether it was there.
@@ -186,7 +259,7 @@ fn struct_impls(
     ser: bool,
     de: bool,
     container: &BTreeSet<String>,
-) -> Vec<TokenStream> {
+) -> std::result::Result<Vec<TokenStream>, String> {
     let name = &s.ident;
     let mut out = Vec::new();
     if let syn::Fields::Unnamed(_) = &s.fields {
@@ -214,13 +287,24 @@ fn struct_impls(
             });
             out.push(deserialize_impl(name));
         }
-        return out;
+        return Ok(out);
     }
     let fields: Vec<(&syn::Field, FieldAttrs)> = s
         .fields
         .iter()
-        .map(|f| (f, serde_attrs(&f.attrs).0))
-        .collect();
+        .map(|f| {
+            serde_attrs(&f.attrs, Place::Field)
+                .map(|(a, _)| (f, a))
+                .map_err(|e| {
+                    let field = f
+                        .ident
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    format!("field `{field}`: {e}")
+                })
+        })
+        .collect::<std::result::Result<_, _>>()?;
     let wire = |f: &syn::Field, a: &FieldAttrs| {
         a.rename.clone().unwrap_or_else(|| {
             f.ident
@@ -398,7 +482,7 @@ fn struct_impls(
         });
         out.push(deserialize_impl(name));
     }
-    out
+    Ok(out)
 }
 
 fn enum_impls(
@@ -406,7 +490,7 @@ fn enum_impls(
     ser: bool,
     de: bool,
     container: &BTreeSet<String>,
-) -> Vec<TokenStream> {
+) -> std::result::Result<Vec<TokenStream>, String> {
     let name = &e.ident;
     let type_name = name.to_string();
     let mut out = Vec::new();
@@ -440,19 +524,18 @@ fn enum_impls(
             });
             out.push(deserialize_impl(name));
         }
-        return out;
+        return Ok(out);
     }
     // Unit variants: a string enum.
     let values: Vec<String> = e
         .variants
         .iter()
         .map(|v| {
-            serde_attrs(&v.attrs)
-                .0
-                .rename
-                .unwrap_or_else(|| v.ident.to_string())
+            serde_attrs(&v.attrs, Place::Variant)
+                .map(|(a, _)| a.rename.unwrap_or_else(|| v.ident.to_string()))
+                .map_err(|err| format!("variant `{}`: {err}", v.ident))
         })
-        .collect();
+        .collect::<std::result::Result<_, _>>()?;
     if ser {
         let indices = (0..values.len()).map(|i| u32::try_from(i).unwrap_or(u32::MAX));
         out.push(quote! {
@@ -482,5 +565,5 @@ fn enum_impls(
         });
         out.push(deserialize_impl(name));
     }
-    out
+    Ok(out)
 }

@@ -138,11 +138,17 @@ pub fn render_unparsed(
         revision: prepared.revision.clone(),
         message: format!("typify output does not parse: {e}"),
     })?;
-    let impls = post_pass(&mut file, ir);
+    let impls = post_pass(&mut file, ir).map_err(|message| Error::Typify {
+        revision: prepared.revision.clone(),
+        message,
+    })?;
     Ok((file, impls))
 }
 
-fn post_pass(file: &mut syn::File, ir: &Ir) -> Vec<(String, TokenStream)> {
+fn post_pass(
+    file: &mut syn::File,
+    ir: &Ir,
+) -> std::result::Result<Vec<(String, TokenStream)>, String> {
     // Items typify adds that nothing here needs and that only cost compile time: clones
     // in disguise, and string conversions of one-value discriminator enums.
     let discriminators: std::collections::BTreeSet<String> = file
