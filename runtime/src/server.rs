@@ -332,6 +332,18 @@ impl Server {
     }
 }
 
+/// The JSON Schema of `T`, without the `title` schemars derives from the type's name (the
+/// tool's name and description say it).
+#[cfg(feature = "typed-tools")]
+fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T))
+        .unwrap_or_else(|_| json!({"type": "object"}));
+    if let Value::Object(obj) = &mut schema {
+        obj.remove("title");
+    }
+    schema
+}
+
 fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
 where
     F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
@@ -381,13 +393,7 @@ impl ServerBuilder {
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
     {
-        let mut schema = serde_json::to_value(schemars::schema_for!(A))
-            .unwrap_or_else(|_| json!({"type": "object"}));
-        if let Value::Object(obj) = &mut schema {
-            // The tool's name and description say what the title would.
-            obj.remove("title");
-        }
-        tool.input_schema = schema;
+        tool.input_schema = schema_of::<A>();
         let handler = Arc::new(handler);
         self.tool(tool, move |args, ctx| {
             let handler = Arc::clone(&handler);
@@ -395,6 +401,31 @@ impl ServerBuilder {
                 let typed: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
                 handler(typed, ctx).await
+            }
+        })
+    }
+
+    /// A tool with typed arguments and a typed structured output: `A`'s JSON Schema
+    /// becomes the tool's `inputSchema` and `T`'s its `outputSchema`; the value the handler
+    /// returns becomes `structuredContent` (2025-06-18 and later) and, as its JSON text, the
+    /// text block every revision gets (the fallback the spec asks tools to provide).
+    #[cfg(feature = "typed-tools")]
+    pub fn structured_tool<A, T, F, Fut>(self, mut tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        T: serde::Serialize + schemars::JsonSchema + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, RpcError>> + Send + 'static,
+    {
+        tool.output_schema = Some(schema_of::<T>());
+        let handler = Arc::new(handler);
+        self.typed_tool::<A, _, _>(tool, move |args, ctx| {
+            let output = handler(args, ctx);
+            async move {
+                let value = serde_json::to_value(output.await?).map_err(|e| {
+                    RpcError::internal(format!("the tool's output does not serialize: {e}"))
+                })?;
+                Ok(ToolResult::text(value.to_string()).structured(value))
             }
         })
     }

@@ -597,3 +597,71 @@ async fn subscribers_hear_of_resource_updates() {
     server.notify(mcp_runtime::ServerEvent::ResourceUpdated("mem://a".into()));
     assert!(p.silent_for(150).await, "no update after unsubscribe");
 }
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Forecast {
+    /// Degrees Celsius.
+    temperature: f64,
+    /// In words.
+    conditions: String,
+}
+
+/// A typed output becomes `outputSchema` and `structuredContent` where the revision has
+/// them, and its JSON text everywhere (the only form 2024-11-05 and 2025-03-26 know).
+#[tokio::test]
+async fn structured_tools_derive_their_output_schema_and_answer_in_each_revision() {
+    let server = Server::builder(Implementation::new("typed", "1"))
+        .structured_tool::<ForecastArgs, Forecast, _, _>(
+            Tool::new("forecast", "Tomorrow's weather"),
+            |args, _| async move {
+                Ok(Forecast {
+                    temperature: 21.5,
+                    conditions: format!("sunny in {}", args.city),
+                })
+            },
+        )
+        .build();
+    let expected = json!({"temperature": 21.5, "conditions": "sunny in Oslo"});
+    for (revision, structured) in [("2024-11-05", false), ("2025-06-18", true)] {
+        let mut p = Peer::start(server.clone());
+        p.initialize(revision, json!({})).await;
+        let list = p.request(json!(1), "tools/list", json!({})).await;
+        let tool = &list["result"]["tools"][0];
+        assert_eq!(
+            tool["inputSchema"]["required"],
+            json!(["city"]),
+            "{revision}"
+        );
+        let output_schema = &tool["outputSchema"];
+        if structured {
+            assert_eq!(output_schema["type"], "object", "{revision}: {tool}");
+            assert_eq!(
+                output_schema["required"],
+                json!(["temperature", "conditions"]),
+                "{revision}"
+            );
+        } else {
+            assert!(output_schema.is_null(), "{revision}: {tool}");
+        }
+        let call = p
+            .request(
+                json!(2),
+                "tools/call",
+                json!({"name": "forecast", "arguments": {"city": "Oslo"}}),
+            )
+            .await;
+        let result = &call["result"];
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().expect("a text block"))
+                .expect("the text block is the output's JSON");
+        assert_eq!(text, expected, "{revision}");
+        if structured {
+            assert_eq!(result["structuredContent"], expected, "{revision}");
+        } else {
+            assert!(
+                result.get("structuredContent").is_none(),
+                "{revision}: {result}"
+            );
+        }
+    }
+}
