@@ -12,16 +12,21 @@ use std::time::Duration;
 /// examples for `cargo test --workspace` but not for `cargo test --test <name>`, so a
 /// missing binary fails with the command that builds it.
 pub fn example() -> PathBuf {
+    example_named("conformance_server")
+}
+
+/// The binary of the example `name`, located as [`example`] is.
+pub fn example_named(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
     let path = exe
         .parent()
         .and_then(|d| d.parent())
         .expect("target dir")
         .join("examples")
-        .join("conformance_server");
+        .join(name);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build -p mcp-runtime --example conformance_server` \
+        "{} is missing: run `cargo build -p mcp-runtime --example {name}` \
          (`cargo test --workspace` builds it)",
         path.display()
     );
@@ -38,13 +43,18 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub fn start() -> Self {
-        let mut child = Command::new(example())
+        Self::start_example("conformance_server")
+    }
+
+    /// The example `name`, which takes `--http ADDR` and prints `listening on URL`.
+    pub fn start_example(name: &str) -> Self {
+        let mut child = Command::new(example_named(name))
             .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("spawning {}: {e}", example().display()));
+            .unwrap_or_else(|e| panic!("spawning {}: {e}", example_named(name).display()));
         let stderr = child.stderr.take().expect("stderr");
         let log = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = mpsc::channel();
