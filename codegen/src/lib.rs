@@ -138,7 +138,13 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
         },
         GeneratedFile {
             path: "generated/src/revisions.rs".into(),
-            contents: render::revisions_file(&revisions),
+            contents: render::revisions_file(
+                &revisions,
+                &analysed
+                    .iter()
+                    .map(|a| a.ir.methods.as_slice())
+                    .collect::<Vec<_>>(),
+            )?,
         },
         GeneratedFile {
             path: PROTOCOL_CHANGES_PATH.into(),

@@ -249,6 +249,229 @@ impl core::fmt::Display for ProtocolVersion {
         f.write_str(self.as_str())
     }
 }
+/// Every method of every revision, as one type: what code routes on. Whether a
+/// revision defines a method, and how, is [`ProtocolVersion::method_info`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum McpMethod {
+    /// `completion/complete`.
+    Complete,
+    /// `elicitation/create`.
+    Elicit,
+    /// `initialize`.
+    Initialize,
+    /// `logging/setLevel`.
+    SetLevel,
+    /// `notifications/cancelled`.
+    Cancelled,
+    /// `notifications/elicitation/complete`.
+    ElicitationComplete,
+    /// `notifications/initialized`.
+    Initialized,
+    /// `notifications/message`.
+    LoggingMessage,
+    /// `notifications/progress`.
+    Progress,
+    /// `notifications/prompts/list_changed`.
+    PromptListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated,
+    /// `notifications/roots/list_changed`.
+    RootsListChanged,
+    /// `notifications/subscriptions/acknowledged`.
+    SubscriptionsAcknowledged,
+    /// `notifications/tasks/status`.
+    TaskStatus,
+    /// `notifications/tools/list_changed`.
+    ToolListChanged,
+    /// `ping`.
+    Ping,
+    /// `prompts/get`.
+    GetPrompt,
+    /// `prompts/list`.
+    ListPrompts,
+    /// `resources/list`.
+    ListResources,
+    /// `resources/read`.
+    ReadResource,
+    /// `resources/subscribe`.
+    Subscribe,
+    /// `resources/templates/list`.
+    ListResourceTemplates,
+    /// `resources/unsubscribe`.
+    Unsubscribe,
+    /// `roots/list`.
+    ListRoots,
+    /// `sampling/createMessage`.
+    CreateMessage,
+    /// `server/discover`.
+    Discover,
+    /// `subscriptions/listen`.
+    SubscriptionsListen,
+    /// `tasks/cancel`.
+    CancelTask,
+    /// `tasks/get`.
+    GetTask,
+    /// `tasks/list`.
+    ListTasks,
+    /// `tasks/result`.
+    GetTaskPayload,
+    /// `tools/call`.
+    CallTool,
+    /// `tools/list`.
+    ListTools,
+}
+impl McpMethod {
+    /// Every method, sorted by wire name.
+    pub const ALL: [McpMethod; 34usize] = [
+        McpMethod::Complete,
+        McpMethod::Elicit,
+        McpMethod::Initialize,
+        McpMethod::SetLevel,
+        McpMethod::Cancelled,
+        McpMethod::ElicitationComplete,
+        McpMethod::Initialized,
+        McpMethod::LoggingMessage,
+        McpMethod::Progress,
+        McpMethod::PromptListChanged,
+        McpMethod::ResourceListChanged,
+        McpMethod::ResourceUpdated,
+        McpMethod::RootsListChanged,
+        McpMethod::SubscriptionsAcknowledged,
+        McpMethod::TaskStatus,
+        McpMethod::ToolListChanged,
+        McpMethod::Ping,
+        McpMethod::GetPrompt,
+        McpMethod::ListPrompts,
+        McpMethod::ListResources,
+        McpMethod::ReadResource,
+        McpMethod::Subscribe,
+        McpMethod::ListResourceTemplates,
+        McpMethod::Unsubscribe,
+        McpMethod::ListRoots,
+        McpMethod::CreateMessage,
+        McpMethod::Discover,
+        McpMethod::SubscriptionsListen,
+        McpMethod::CancelTask,
+        McpMethod::GetTask,
+        McpMethod::ListTasks,
+        McpMethod::GetTaskPayload,
+        McpMethod::CallTool,
+        McpMethod::ListTools,
+    ];
+    /// The wire name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            McpMethod::Complete => "completion/complete",
+            McpMethod::Elicit => "elicitation/create",
+            McpMethod::Initialize => "initialize",
+            McpMethod::SetLevel => "logging/setLevel",
+            McpMethod::Cancelled => "notifications/cancelled",
+            McpMethod::ElicitationComplete => "notifications/elicitation/complete",
+            McpMethod::Initialized => "notifications/initialized",
+            McpMethod::LoggingMessage => "notifications/message",
+            McpMethod::Progress => "notifications/progress",
+            McpMethod::PromptListChanged => "notifications/prompts/list_changed",
+            McpMethod::ResourceListChanged => "notifications/resources/list_changed",
+            McpMethod::ResourceUpdated => "notifications/resources/updated",
+            McpMethod::RootsListChanged => "notifications/roots/list_changed",
+            McpMethod::SubscriptionsAcknowledged => {
+                "notifications/subscriptions/acknowledged"
+            }
+            McpMethod::TaskStatus => "notifications/tasks/status",
+            McpMethod::ToolListChanged => "notifications/tools/list_changed",
+            McpMethod::Ping => "ping",
+            McpMethod::GetPrompt => "prompts/get",
+            McpMethod::ListPrompts => "prompts/list",
+            McpMethod::ListResources => "resources/list",
+            McpMethod::ReadResource => "resources/read",
+            McpMethod::Subscribe => "resources/subscribe",
+            McpMethod::ListResourceTemplates => "resources/templates/list",
+            McpMethod::Unsubscribe => "resources/unsubscribe",
+            McpMethod::ListRoots => "roots/list",
+            McpMethod::CreateMessage => "sampling/createMessage",
+            McpMethod::Discover => "server/discover",
+            McpMethod::SubscriptionsListen => "subscriptions/listen",
+            McpMethod::CancelTask => "tasks/cancel",
+            McpMethod::GetTask => "tasks/get",
+            McpMethod::ListTasks => "tasks/list",
+            McpMethod::GetTaskPayload => "tasks/result",
+            McpMethod::CallTool => "tools/call",
+            McpMethod::ListTools => "tools/list",
+        }
+    }
+    /// The method with this wire name, in any revision.
+    pub fn from_name(name: &str) -> Option<McpMethod> {
+        match name {
+            "completion/complete" => Some(McpMethod::Complete),
+            "elicitation/create" => Some(McpMethod::Elicit),
+            "initialize" => Some(McpMethod::Initialize),
+            "logging/setLevel" => Some(McpMethod::SetLevel),
+            "notifications/cancelled" => Some(McpMethod::Cancelled),
+            "notifications/elicitation/complete" => Some(McpMethod::ElicitationComplete),
+            "notifications/initialized" => Some(McpMethod::Initialized),
+            "notifications/message" => Some(McpMethod::LoggingMessage),
+            "notifications/progress" => Some(McpMethod::Progress),
+            "notifications/prompts/list_changed" => Some(McpMethod::PromptListChanged),
+            "notifications/resources/list_changed" => {
+                Some(McpMethod::ResourceListChanged)
+            }
+            "notifications/resources/updated" => Some(McpMethod::ResourceUpdated),
+            "notifications/roots/list_changed" => Some(McpMethod::RootsListChanged),
+            "notifications/subscriptions/acknowledged" => {
+                Some(McpMethod::SubscriptionsAcknowledged)
+            }
+            "notifications/tasks/status" => Some(McpMethod::TaskStatus),
+            "notifications/tools/list_changed" => Some(McpMethod::ToolListChanged),
+            "ping" => Some(McpMethod::Ping),
+            "prompts/get" => Some(McpMethod::GetPrompt),
+            "prompts/list" => Some(McpMethod::ListPrompts),
+            "resources/list" => Some(McpMethod::ListResources),
+            "resources/read" => Some(McpMethod::ReadResource),
+            "resources/subscribe" => Some(McpMethod::Subscribe),
+            "resources/templates/list" => Some(McpMethod::ListResourceTemplates),
+            "resources/unsubscribe" => Some(McpMethod::Unsubscribe),
+            "roots/list" => Some(McpMethod::ListRoots),
+            "sampling/createMessage" => Some(McpMethod::CreateMessage),
+            "server/discover" => Some(McpMethod::Discover),
+            "subscriptions/listen" => Some(McpMethod::SubscriptionsListen),
+            "tasks/cancel" => Some(McpMethod::CancelTask),
+            "tasks/get" => Some(McpMethod::GetTask),
+            "tasks/list" => Some(McpMethod::ListTasks),
+            "tasks/result" => Some(McpMethod::GetTaskPayload),
+            "tools/call" => Some(McpMethod::CallTool),
+            "tools/list" => Some(McpMethod::ListTools),
+            _ => None,
+        }
+    }
+}
+impl core::fmt::Display for McpMethod {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+impl ProtocolVersion {
+    /// This revision's method-table row for `method` (`None`: the revision does
+    /// not define it, or its feature is off).
+    pub fn method_info(self, method: McpMethod) -> Option<&'static crate::MethodInfo> {
+        #[allow(unreachable_patterns)]
+        match self {
+            #[cfg(feature = "v2024_11_05")]
+            ProtocolVersion::V2024_11_05 => v2024_11_05::method_of(method),
+            #[cfg(feature = "v2025_03_26")]
+            ProtocolVersion::V2025_03_26 => v2025_03_26::method_of(method),
+            #[cfg(feature = "v2025_06_18")]
+            ProtocolVersion::V2025_06_18 => v2025_06_18::method_of(method),
+            #[cfg(feature = "v2025_11_25")]
+            ProtocolVersion::V2025_11_25 => v2025_11_25::method_of(method),
+            #[cfg(feature = "v2026_07_28")]
+            ProtocolVersion::V2026_07_28 => v2026_07_28::method_of(method),
+            _ => None,
+        }
+    }
+}
 
 /// Runs an expression with `$m` bound to the generated module of revision `$v`.
 ///

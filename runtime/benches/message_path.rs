@@ -21,8 +21,8 @@ use args::{flag_value, median};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use mcp_runtime::jsonrpc::Outgoing;
-use mcp_runtime::session::Connection;
+use mcp_runtime::__internal::wire::Outgoing;
+use mcp_runtime::__internal::Connection;
 use mcp_runtime::Server;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;

@@ -8,12 +8,12 @@
 
 use std::time::Duration;
 
-use mcp_runtime::asks::Ask;
 use mcp_runtime::model::{
     Annotations, Completion, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument,
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
     Tool, ToolAnnotations, ToolResult,
 };
+use mcp_runtime::Ask;
 use mcp_runtime::{RpcError, Server, ServerEvent};
 use serde_json::{json, Value};
 
@@ -132,7 +132,7 @@ fn elicitation_result(
             a.get("content").cloned().unwrap_or(json!({}))
         ))),
         // In 2026-07-28 the first pass ends here and the runtime answers input_required.
-        Err(e) if e.code == mcp_runtime::asks::INPUT_REQUIRED_MARKER => Err(e),
+        Err(e) if e.code == mcp_runtime::__internal::INPUT_REQUIRED_MARKER => Err(e),
         Err(e) => ok(ToolResult::error(format!(
             "Elicitation failed: {}",
             e.message
@@ -220,11 +220,11 @@ pub fn conformance_server() -> Server {
             ok(ToolResult::text("Logging tool executed"))
         })
         .tool(tool("test_trigger_tool_change", "Trigger tool change", "Announces a tool list change"), |_, ctx| async move {
-            ctx.server().notify(ServerEvent::ToolsChanged);
+            ctx.announce(ServerEvent::ToolsChanged);
             ok(ToolResult::text("Tool list change announced"))
         })
         .tool(tool("test_trigger_prompt_change", "Trigger prompt change", "Announces a prompt list change"), |_, ctx| async move {
-            ctx.server().notify(ServerEvent::PromptsChanged);
+            ctx.announce(ServerEvent::PromptsChanged);
             ok(ToolResult::text("Prompt list change announced"))
         })
         // Asking the client: one handler API, every era (legacy requests, 2026-07-28

@@ -258,7 +258,7 @@ pub fn load_server(limits: Limits) -> Server {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                ctx.server().notify(ServerEvent::ResourceUpdated(uri));
+                ctx.announce(ServerEvent::ResourceUpdated(uri));
                 Ok(ToolResult::text("touched"))
             },
         )

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 
 /// A cancellation flag shared by its clones.
 #[derive(Clone, Debug, Default)]
-pub struct CancellationToken(Arc<Inner>);
+pub(crate) struct CancellationToken(Arc<Inner>);
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -22,24 +22,24 @@ struct Inner {
 
 impl CancellationToken {
     /// A token not yet cancelled.
-    pub fn new() -> CancellationToken {
+    pub(crate) fn new() -> CancellationToken {
         CancellationToken::default()
     }
 
     /// Cancels: every waiter wakes, and every later wait returns at once.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         if !self.0.cancelled.swap(true, Ordering::SeqCst) {
             self.0.notify.notify_waiters();
         }
     }
 
     /// Whether it was cancelled.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::SeqCst)
     }
 
     /// Waits until it is cancelled.
-    pub async fn cancelled(&self) {
+    pub(crate) async fn cancelled(&self) {
         loop {
             let notified = self.0.notify.notified();
             tokio::pin!(notified);
@@ -53,7 +53,7 @@ impl CancellationToken {
     }
 
     /// Waits until it is cancelled (a future that owns the token).
-    pub async fn cancelled_owned(self) {
+    pub(crate) async fn cancelled_owned(self) {
         self.cancelled().await;
     }
 }

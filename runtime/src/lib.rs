@@ -19,22 +19,38 @@
     )
 )]
 
-pub mod asks;
-pub mod cancel;
-pub mod context;
-pub mod encode;
-pub mod jsonrpc;
+mod cancel;
 pub mod model;
-mod model_builders;
-pub mod server;
-pub mod session;
-pub mod shape;
+mod protocol;
+mod server;
 pub mod transport;
-pub mod uri_template;
-pub mod version;
+mod wire;
 
-pub use context::Context;
-pub use jsonrpc::{ErrorCode, RpcError};
 pub use mcp_generated as generated;
-pub use server::{Limits, Server, ServerBuilder, ServerEvent};
-pub use version::{Era, Features, ProtocolVersion, VersionSet};
+pub use protocol::asks::Ask;
+pub use protocol::version::{Era, Features, ProtocolVersion, VersionSet};
+pub use server::context::Context;
+pub use server::{BoxFuture, CompletionRequest, Limits, Server, ServerBuilder, ServerEvent};
+pub use wire::{ErrorCode, RequestId, RpcError};
+
+/// Not public API: the internals the crate's own tests, benches and fuzz targets drive
+/// directly (the connection without a transport, the frame parsers, the shaping
+/// functions, negotiation). Nothing here is covered by semver; authors never need it.
+#[doc(hidden)]
+pub mod __internal {
+    pub use crate::protocol::asks::INPUT_REQUIRED_MARKER;
+    pub use crate::server::connection::Connection;
+    pub use crate::server::SUBSCRIPTION_ID;
+    /// Shaping of results and notifications per revision.
+    pub mod shape {
+        pub use crate::protocol::shape::*;
+    }
+    /// Revisions and negotiation.
+    pub mod version {
+        pub use crate::protocol::version::*;
+    }
+    /// The JSON-RPC layer.
+    pub mod wire {
+        pub use crate::wire::*;
+    }
+}

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{assert_schema_exact, assert_schema_exact_all, method_info, schema};
-use mcp_runtime::asks::Ask;
 use mcp_runtime::model::{Implementation, Prompt, PromptMessage, PromptResult, Tool, ToolResult};
+use mcp_runtime::Ask;
 use mcp_runtime::{Context, Limits, RpcError, Server};
 use serde_json::{json, Value};
 use tokio::io::{

@@ -2,7 +2,7 @@
 //! enums, multi-select, defaults) downgraded or refused for 2025-06-18, URL mode only
 //! where it exists.
 
-use mcp_runtime::asks::Ask;
+use mcp_runtime::Ask;
 use mcp_runtime::ProtocolVersion::{V2025_06_18, V2025_11_25, V2026_07_28};
 use serde_json::json;
 

@@ -10,7 +10,7 @@
 //! `the_shipped_build_parses_numbers_exactly` checks the manifest that the shipped build
 //! (no dev-dependencies) gets it from, and the fuzz smoke run replays the input there.
 
-use mcp_runtime::jsonrpc::{self, Encoded, Frame, Message};
+use mcp_runtime::__internal::wire::{self, Encoded, Frame, Message};
 use mcp_runtime::model::Implementation;
 use mcp_runtime::Server;
 use serde_json::Value;
@@ -30,7 +30,7 @@ const FLOAT_LITERALS: &[&str] = &[
 
 #[test]
 fn a_parsed_message_re_encodes_to_the_same_message() {
-    let Frame::Single(Ok(message)) = jsonrpc::parse_frame(LONG_ID_RESPONSE) else {
+    let Frame::Single(Ok(message)) = wire::parse_frame(LONG_ID_RESPONSE) else {
         panic!("the input is a valid response");
     };
     let Message::Response {
@@ -40,8 +40,8 @@ fn a_parsed_message_re_encodes_to_the_same_message() {
     else {
         panic!("a response with a result: {message:?}");
     };
-    let encoded = jsonrpc::result_response(id, &Encoded::of(result).expect("encodes"));
-    let Frame::Single(Ok(again)) = jsonrpc::parse_frame(encoded.json().as_bytes()) else {
+    let encoded = wire::result_response(id, &Encoded::of(result).expect("encodes"));
+    let Frame::Single(Ok(again)) = wire::parse_frame(encoded.json().as_bytes()) else {
         panic!("the re-encoding parses");
     };
     assert_eq!(again, message, "re-encoded as {}", encoded.json());

@@ -1,7 +1,7 @@
 //! Version negotiation, exhaustively: every requested value (each revision, unknown,
 //! malformed, missing) against every set of supported revisions (all 32).
 
-use mcp_runtime::version::{
+use mcp_runtime::__internal::version::{
     negotiate_initialize, negotiate_modern, Era, ProtocolVersion, VersionSet,
 };
 use mcp_runtime::ErrorCode;

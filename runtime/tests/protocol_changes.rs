@@ -10,8 +10,8 @@
 //! every revision (optional display/metadata fields added to what the server sends). A new
 //! revision therefore shows up as uncovered entries, named, until someone classifies them.
 //!
-//! The second half asserts the behaviour the rules describe, on `mcp_runtime::shape`,
-//! `mcp_runtime::model` and (for routing) `mcp_runtime::session::Connection`.
+//! The second half asserts the behaviour the rules describe, on `mcp_runtime::__internal::shape`,
+//! `mcp_runtime::model` and (for routing) `mcp_runtime::__internal::Connection`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -19,15 +19,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_runtime::jsonrpc::Outgoing;
+use mcp_runtime::__internal::shape;
+use mcp_runtime::__internal::version::{self, ProtocolVersion as V};
+use mcp_runtime::__internal::wire::Outgoing;
+use mcp_runtime::__internal::Connection;
+use mcp_runtime::__internal::SUBSCRIPTION_ID;
 use mcp_runtime::model::{
     Annotations, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage,
     PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolResult,
 };
-use mcp_runtime::server::SUBSCRIPTION_ID;
-use mcp_runtime::session::Connection;
-use mcp_runtime::shape;
-use mcp_runtime::version::{self, ProtocolVersion as V};
 use mcp_runtime::{ErrorCode, Server, ServerEvent, VersionSet};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;

@@ -38,6 +38,7 @@ pub fn render(ir: &Ir) -> TokenStream {
     let mut markers = Vec::new();
     let mut infos = Vec::new();
     let mut lookups = Vec::new();
+    let mut typed_lookups = Vec::new();
     for (index, m) in ir.methods.iter().enumerate() {
         let marker = format_ident!("{}", marker_name(m));
         let name = &m.name;
@@ -94,6 +95,9 @@ pub fn render(ir: &Ir) -> TokenStream {
             },
         });
         lookups.push(quote! { #name => ::std::option::Option::Some(&METHODS[#index]), });
+        typed_lookups.push(
+            quote! { crate::McpMethod::#marker => ::std::option::Option::Some(&METHODS[#index]), },
+        );
     }
 
     let result_types: BTreeSet<&str> = ir
@@ -132,6 +136,15 @@ pub fn render(ir: &Ir) -> TokenStream {
         pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
             match name {
                 #(#lookups)*
+                _ => ::std::option::Option::None,
+            }
+        }
+
+        /// This revision's row for a method of any revision (`None`: not defined here).
+        pub fn method_of(method: crate::McpMethod) -> ::std::option::Option<&'static crate::MethodInfo> {
+            #[allow(unreachable_patterns)]
+            match method {
+                #(#typed_lookups)*
                 _ => ::std::option::Option::None,
             }
         }

@@ -8,6 +8,7 @@ pub mod types;
 use quote::quote;
 
 use crate::behaviour::{Era, FlagValue, Kind, FLAGS};
+use crate::error::{Error, Result};
 use crate::ir::Ir;
 use crate::manifest::Revision;
 
@@ -80,7 +81,7 @@ pub fn module_file(revision: &Revision) -> String {
         pub mod methods;
 
         pub use types::*;
-        pub use methods::{method, parse_result, AnyResult, METHODS};
+        pub use methods::{method, method_of, parse_result, AnyResult, METHODS};
 
         /// The revision id, as sent on the wire.
         pub const REVISION: &str = #id;
@@ -95,7 +96,7 @@ pub fn module_file(revision: &Revision) -> String {
 /// `revisions.rs`: one feature-gated module per revision, the list of revisions, and the
 /// revision table of `schema/revisions.toml` as code: `ProtocolVersion`, its `Features`
 /// and the `by_revision!` dispatch the runtime uses instead of naming revisions.
-pub fn revisions_file(revisions: &[Revision]) -> String {
+pub fn revisions_file(revisions: &[Revision], methods: &[&[crate::ir::Method]]) -> Result<String> {
     let mods = revisions.iter().map(|r| {
         let name = r.module_name();
         let ident = quote::format_ident!("{}", name);
@@ -121,13 +122,112 @@ pub fn revisions_file(revisions: &[Revision]) -> String {
         pub const REVISIONS: &[&str] = &[#(#ids)*];
     };
     let table = revision_table(revisions);
-    let tokens = quote! { #tokens #table };
-    format!(
+    let method_enum = method_enum(revisions, methods)?;
+    let tokens = quote! { #tokens #table #method_enum };
+    Ok(format!(
         "{}{}\n{}",
         rust_header("the list of revisions and their behaviour, from schema/revisions.toml"),
         unparse(tokens),
         dispatch_macro(revisions)
-    )
+    ))
+}
+
+/// `McpMethod`: every method of every revision as one enum (variants named by their
+/// marker types, sorted by wire name), so that code routes on a type instead of on strings,
+/// and `ProtocolVersion::method_info` tells whether a revision defines one. A wire name
+/// must have one marker name in every revision, and a marker name one wire name: else the
+/// enum would be ambiguous, and generation fails naming both.
+fn method_enum(
+    revisions: &[Revision],
+    methods: &[&[crate::ir::Method]],
+) -> Result<proc_macro2::TokenStream> {
+    use std::collections::BTreeMap;
+    let mut by_name: BTreeMap<&str, (String, &str)> = BTreeMap::new();
+    let mut by_marker: BTreeMap<String, &str> = BTreeMap::new();
+    for (revision, list) in revisions.iter().zip(methods) {
+        for m in list.iter() {
+            let marker = methods::marker_name(m);
+            let clash = |message: String| Error::InvalidSchema {
+                revision: revision.id.clone(),
+                message,
+            };
+            if let Some((known, first)) = by_name.get(m.name.as_str()) {
+                if *known != marker {
+                    return Err(clash(format!(
+                        "method `{}` is `{marker}` here but `{known}` in {first}: one wire name needs one marker name",
+                        m.name
+                    )));
+                }
+            }
+            if let Some(known) = by_marker.get(&marker) {
+                if *known != m.name {
+                    return Err(clash(format!(
+                        "marker `{marker}` names `{}` here but `{known}` elsewhere",
+                        m.name
+                    )));
+                }
+            }
+            by_name
+                .entry(m.name.as_str())
+                .or_insert((marker.clone(), revision.id.as_str()));
+            by_marker.insert(marker, m.name.as_str());
+        }
+    }
+    let variants: Vec<_> = by_name
+        .values()
+        .map(|(marker, _)| quote::format_ident!("{}", marker))
+        .collect();
+    let names: Vec<&str> = by_name.keys().copied().collect();
+    let docs = names.iter().map(|n| format!(" `{n}`."));
+    let count = variants.len();
+    let info_arms = revisions.iter().map(|r| {
+        let v = variant(r);
+        let module = quote::format_ident!("{}", r.module_name());
+        let feature = r.module_name();
+        quote! { #[cfg(feature = #feature)] ProtocolVersion::#v => #module::method_of(method), }
+    });
+    Ok(quote! {
+        /// Every method of every revision, as one type: what code routes on. Whether a
+        /// revision defines a method, and how, is [`ProtocolVersion::method_info`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum McpMethod {
+            #(#[doc = #docs] #variants,)*
+        }
+        impl McpMethod {
+            /// Every method, sorted by wire name.
+            pub const ALL: [McpMethod; #count] = [#(McpMethod::#variants),*];
+            /// The wire name.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    #(McpMethod::#variants => #names,)*
+                }
+            }
+            /// The method with this wire name, in any revision.
+            pub fn from_name(name: &str) -> Option<McpMethod> {
+                match name {
+                    #(#names => Some(McpMethod::#variants),)*
+                    _ => None,
+                }
+            }
+        }
+        impl core::fmt::Display for McpMethod {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+        impl ProtocolVersion {
+            /// This revision's method-table row for `method` (`None`: the revision does
+            /// not define it, or its feature is off).
+            pub fn method_info(self, method: McpMethod) -> Option<&'static crate::MethodInfo> {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#info_arms)*
+                    _ => None,
+                }
+            }
+        }
+    })
 }
 
 fn variant(r: &Revision) -> proc_macro2::Ident {
@@ -353,4 +453,52 @@ jsonschema.workspace = true
 workspace = true
 "#
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Direction, Kind, Method};
+    use crate::manifest::Manifest;
+
+    fn method(name: &str, message: &str) -> Method {
+        Method {
+            name: name.into(),
+            kind: Kind::Request,
+            direction: Direction::ClientToServer,
+            message: message.into(),
+            params: None,
+            params_required: false,
+            result: None,
+        }
+    }
+
+    fn two_revisions() -> Vec<Revision> {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../schema/revisions.toml"
+        ));
+        let manifest = Manifest::load(path).expect("the manifest loads");
+        manifest.revisions.into_iter().take(2).collect()
+    }
+
+    #[test]
+    fn one_wire_name_needs_one_marker_name() {
+        let revisions = two_revisions();
+        let old = [method("tools/call", "CallToolRequest")];
+        let renamed = [method("tools/call", "InvokeToolRequest")];
+        let err = method_enum(&revisions, &[&old, &renamed]).expect_err("a clash");
+        assert!(err.to_string().contains("`tools/call`"), "{err}");
+        let same = [method("tools/call", "CallToolRequest")];
+        assert!(method_enum(&revisions, &[&old, &same]).is_ok());
+    }
+
+    #[test]
+    fn one_marker_name_needs_one_wire_name() {
+        let revisions = two_revisions();
+        let old = [method("tools/call", "CallToolRequest")];
+        let moved = [method("tools/invoke", "CallToolRequest")];
+        let err = method_enum(&revisions, &[&old, &moved]).expect_err("a clash");
+        assert!(err.to_string().contains("`CallTool`"), "{err}");
+    }
 }

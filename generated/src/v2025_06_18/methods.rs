@@ -577,6 +577,52 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
         _ => ::std::option::Option::None,
     }
 }
+/// This revision's row for a method of any revision (`None`: not defined here).
+pub fn method_of(
+    method: crate::McpMethod,
+) -> ::std::option::Option<&'static crate::MethodInfo> {
+    #[allow(unreachable_patterns)]
+    match method {
+        crate::McpMethod::Complete => ::std::option::Option::Some(&METHODS[0usize]),
+        crate::McpMethod::Elicit => ::std::option::Option::Some(&METHODS[1usize]),
+        crate::McpMethod::Initialize => ::std::option::Option::Some(&METHODS[2usize]),
+        crate::McpMethod::SetLevel => ::std::option::Option::Some(&METHODS[3usize]),
+        crate::McpMethod::Cancelled => ::std::option::Option::Some(&METHODS[4usize]),
+        crate::McpMethod::Initialized => ::std::option::Option::Some(&METHODS[5usize]),
+        crate::McpMethod::LoggingMessage => ::std::option::Option::Some(&METHODS[6usize]),
+        crate::McpMethod::Progress => ::std::option::Option::Some(&METHODS[7usize]),
+        crate::McpMethod::PromptListChanged => {
+            ::std::option::Option::Some(&METHODS[8usize])
+        }
+        crate::McpMethod::ResourceListChanged => {
+            ::std::option::Option::Some(&METHODS[9usize])
+        }
+        crate::McpMethod::ResourceUpdated => {
+            ::std::option::Option::Some(&METHODS[10usize])
+        }
+        crate::McpMethod::RootsListChanged => {
+            ::std::option::Option::Some(&METHODS[11usize])
+        }
+        crate::McpMethod::ToolListChanged => {
+            ::std::option::Option::Some(&METHODS[12usize])
+        }
+        crate::McpMethod::Ping => ::std::option::Option::Some(&METHODS[13usize]),
+        crate::McpMethod::GetPrompt => ::std::option::Option::Some(&METHODS[14usize]),
+        crate::McpMethod::ListPrompts => ::std::option::Option::Some(&METHODS[15usize]),
+        crate::McpMethod::ListResources => ::std::option::Option::Some(&METHODS[16usize]),
+        crate::McpMethod::ReadResource => ::std::option::Option::Some(&METHODS[17usize]),
+        crate::McpMethod::Subscribe => ::std::option::Option::Some(&METHODS[18usize]),
+        crate::McpMethod::ListResourceTemplates => {
+            ::std::option::Option::Some(&METHODS[19usize])
+        }
+        crate::McpMethod::Unsubscribe => ::std::option::Option::Some(&METHODS[20usize]),
+        crate::McpMethod::ListRoots => ::std::option::Option::Some(&METHODS[21usize]),
+        crate::McpMethod::CreateMessage => ::std::option::Option::Some(&METHODS[22usize]),
+        crate::McpMethod::CallTool => ::std::option::Option::Some(&METHODS[23usize]),
+        crate::McpMethod::ListTools => ::std::option::Option::Some(&METHODS[24usize]),
+        _ => ::std::option::Option::None,
+    }
+}
 /// The result of any request of this revision.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {

@@ -17,6 +17,6 @@ mod types;
 #[allow(missing_docs, clippy::all)]
 pub mod methods;
 pub use types::*;
-pub use methods::{method, parse_result, AnyResult, METHODS};
+pub use methods::{method, method_of, parse_result, AnyResult, METHODS};
 /// The revision id, as sent on the wire.
 pub const REVISION: &str = "2025-06-18";

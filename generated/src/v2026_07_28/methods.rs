@@ -420,6 +420,47 @@ pub fn method(name: &str) -> ::std::option::Option<&'static crate::MethodInfo> {
         _ => ::std::option::Option::None,
     }
 }
+/// This revision's row for a method of any revision (`None`: not defined here).
+pub fn method_of(
+    method: crate::McpMethod,
+) -> ::std::option::Option<&'static crate::MethodInfo> {
+    #[allow(unreachable_patterns)]
+    match method {
+        crate::McpMethod::Complete => ::std::option::Option::Some(&METHODS[0usize]),
+        crate::McpMethod::Cancelled => ::std::option::Option::Some(&METHODS[1usize]),
+        crate::McpMethod::LoggingMessage => ::std::option::Option::Some(&METHODS[2usize]),
+        crate::McpMethod::Progress => ::std::option::Option::Some(&METHODS[3usize]),
+        crate::McpMethod::PromptListChanged => {
+            ::std::option::Option::Some(&METHODS[4usize])
+        }
+        crate::McpMethod::ResourceListChanged => {
+            ::std::option::Option::Some(&METHODS[5usize])
+        }
+        crate::McpMethod::ResourceUpdated => {
+            ::std::option::Option::Some(&METHODS[6usize])
+        }
+        crate::McpMethod::SubscriptionsAcknowledged => {
+            ::std::option::Option::Some(&METHODS[7usize])
+        }
+        crate::McpMethod::ToolListChanged => {
+            ::std::option::Option::Some(&METHODS[8usize])
+        }
+        crate::McpMethod::GetPrompt => ::std::option::Option::Some(&METHODS[9usize]),
+        crate::McpMethod::ListPrompts => ::std::option::Option::Some(&METHODS[10usize]),
+        crate::McpMethod::ListResources => ::std::option::Option::Some(&METHODS[11usize]),
+        crate::McpMethod::ReadResource => ::std::option::Option::Some(&METHODS[12usize]),
+        crate::McpMethod::ListResourceTemplates => {
+            ::std::option::Option::Some(&METHODS[13usize])
+        }
+        crate::McpMethod::Discover => ::std::option::Option::Some(&METHODS[14usize]),
+        crate::McpMethod::SubscriptionsListen => {
+            ::std::option::Option::Some(&METHODS[15usize])
+        }
+        crate::McpMethod::CallTool => ::std::option::Option::Some(&METHODS[16usize]),
+        crate::McpMethod::ListTools => ::std::option::Option::Some(&METHODS[17usize]),
+        _ => ::std::option::Option::None,
+    }
+}
 /// The result of any request of this revision.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnyResult {

@@ -1,4 +1,4 @@
-//! Fuzzes `mcp_runtime::jsonrpc::parse_frame` (the JSON-RPC framing every transport uses) on
+//! Fuzzes `mcp_runtime::__internal::wire::parse_frame` (the JSON-RPC framing every transport uses) on
 //! arbitrary bytes. Invariants: it never panics; it reports -32700 exactly when the bytes
 //! are not JSON and -32600 for every other rejection; a batch has one entry per array
 //! element; and every message it accepts, re-encoded with the crate's own encoders, is
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_runtime::jsonrpc::{
+use mcp_runtime::__internal::wire::{
     self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, OutgoingKind,
 };
 use serde_json::Value;
@@ -17,14 +17,14 @@ use serde_json::Value;
 /// Re-encodes an accepted message the way the runtime writes messages.
 fn encode(message: &Message) -> Outgoing {
     match message {
-        Message::Request { id, method, params } => jsonrpc::request(id, method, params.clone()),
-        Message::Notification { method, params } => jsonrpc::notification(method, params.clone()),
+        Message::Request { id, method, params } => wire::request(id, method, params.clone()),
+        Message::Notification { method, params } => wire::notification(method, params.clone()),
         Message::Response { id, outcome } => match outcome {
             Ok(result) => {
                 let result = Encoded::of(result).expect("a Value always encodes");
-                jsonrpc::result_response(id, &result)
+                wire::result_response(id, &result)
             }
-            Err(error) => jsonrpc::error_response(Some(id), error),
+            Err(error) => wire::error_response(Some(id), error),
         },
     }
 }
@@ -35,7 +35,7 @@ fn reparse(message: &Outgoing) -> Frame {
     let value = serde_json::from_slice::<Value>(bytes)
         .unwrap_or_else(|e| panic!("the encoding {} is not JSON: {e}", message.json()));
     assert_eq!(kind_of(&value), message.kind(), "{value}");
-    jsonrpc::parse_frame(bytes)
+    wire::parse_frame(bytes)
 }
 
 /// What a message is, read from its JSON members.
@@ -70,7 +70,7 @@ fn check(item: &Result<Message, Invalid>) {
                 "unexpected rejection code {code:?}"
             );
             // The answer the transports send for it is a valid response carrying the same id.
-            let answer = jsonrpc::error_response(invalid.id.as_ref(), &invalid.error);
+            let answer = wire::error_response(invalid.id.as_ref(), &invalid.error);
             match reparse(&answer) {
                 Frame::Single(Ok(Message::Response {
                     id,
@@ -106,10 +106,10 @@ fn comparable(frame: &Frame) -> Frame {
 
 fuzz_target!(|data: &[u8]| {
     let is_json = serde_json::from_slice::<Value>(data);
-    let frame = jsonrpc::parse_frame(data);
+    let frame = wire::parse_frame(data);
     assert_eq!(
         comparable(&frame),
-        comparable(&jsonrpc::parse_frame_general(data)),
+        comparable(&wire::parse_frame_general(data)),
         "the fast path and the general path disagree"
     );
     match (&is_json, &frame) {
@@ -138,10 +138,10 @@ fuzz_target!(|data: &[u8]| {
                 .iter()
                 .map(|item| match item {
                     Ok(message) => encode(message),
-                    Err(invalid) => jsonrpc::error_response(invalid.id.as_ref(), &invalid.error),
+                    Err(invalid) => wire::error_response(invalid.id.as_ref(), &invalid.error),
                 })
                 .collect();
-            match reparse(&jsonrpc::batch(&encoded)) {
+            match reparse(&wire::batch(&encoded)) {
                 Frame::Batch(back) => assert_eq!(back.len(), items.len()),
                 other => panic!("a re-encoded batch parsed as {other:?}"),
             }

@@ -1,9 +1,7 @@
-//! Transports: how frames reach a [`Connection`](crate::session::Connection) and how its
+//! Transports: how frames reach a [`Connection`](crate::server::connection::Connection) and how its
 //! messages reach the peer.
 
 #[cfg(feature = "http")]
-mod event_store;
-#[cfg(feature = "http")]
 pub mod http;
-pub mod pipes;
+mod pipes;
 pub mod stdio;

@@ -8,13 +8,13 @@ use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The process's standard input, for the stdio transport.
-pub type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
+pub(super) type StdinReader = Pin<Box<dyn AsyncRead + Send>>;
 /// The process's standard output, for the stdio transport.
-pub type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
+pub(super) type StdoutWriter = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// stdin and stdout: as non-blocking pipes on Linux when both are FIFOs, otherwise
 /// tokio's standard handles (files, terminals, other platforms).
-pub fn stdio_streams() -> (StdinReader, StdoutWriter) {
+pub(super) fn stdio_streams() -> (StdinReader, StdoutWriter) {
     #[cfg(target_os = "linux")]
     if let Some((reader, writer)) = linux::fifo_pair() {
         return (Box::pin(reader), Box::pin(writer));

@@ -5,9 +5,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 
 use crate::cancel::{first, CancellationToken, First};
-use crate::jsonrpc::{self, ErrorCode, Outgoing, RpcError};
+use crate::server::connection::Connection;
 use crate::server::Server;
-use crate::session::Connection;
+use crate::wire::{self, ErrorCode, Outgoing, RpcError};
 
 /// Serves one client on this process's stdin and stdout until stdin ends.
 pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
@@ -125,7 +125,7 @@ where
                         limits.max_message_bytes
                     ),
                 );
-                let _ = tx.send(jsonrpc::error_response(None, &err)).await;
+                let _ = tx.send(wire::error_response(None, &err)).await;
             }
             Line::Message(bytes) => {
                 if bytes.iter().all(u8::is_ascii_whitespace) {

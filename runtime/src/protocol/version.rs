@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
-use crate::jsonrpc::{ErrorCode, RpcError};
+use crate::wire::{ErrorCode, RpcError};
 
 // The revisions, their `Features` and `Era` are generated from `schema/revisions.toml`
 // (`cargo codegen generate`): a revision added there is served without an edit here.
@@ -136,11 +136,7 @@ pub struct ModernRequestMeta {
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
     // Keys compared in place: the map is small, and hashing a key as long as these to
     // look it up costs more than comparing it with each key present.
-    crate::jsonrpc::member(
-        crate::jsonrpc::member(params, "_meta"),
-        META_PROTOCOL_VERSION,
-    )
-    .is_some()
+    crate::wire::member(crate::wire::member(params, "_meta"), META_PROTOCOL_VERSION).is_some()
 }
 
 /// Modern negotiation: validates a request's `_meta` and picks its revision.
@@ -152,7 +148,7 @@ pub fn negotiate_modern(
     params: Option<&Value>,
     supported: VersionSet,
 ) -> Result<ModernRequestMeta, RpcError> {
-    let meta = crate::jsonrpc::member(params, "_meta")
+    let meta = crate::wire::member(params, "_meta")
         .and_then(Value::as_object)
         .ok_or_else(|| RpcError::new(ErrorCode::INVALID_PARAMS, "params._meta is required"))?;
     // One pass over the members (see `has_modern_meta`).

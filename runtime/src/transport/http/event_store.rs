@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 
-use crate::jsonrpc::Outgoing;
+use crate::wire::Outgoing;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

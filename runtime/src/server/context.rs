@@ -1,111 +1,47 @@
 //! What a handler gets besides its arguments: the revision in force, the client's
-//! capabilities, and the means to report progress, log and notice cancellation. The
-//! runtime routes what a handler emits to the right place for the transport and era.
+//! capabilities, and the means to report progress, log, ask the client and notice
+//! cancellation. The runtime routes what a handler emits to the right place for the
+//! transport and era.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
-
-use crate::cancel::CancellationToken;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::broadcast;
 
-use crate::asks::{self, Ask, Asker};
-use crate::jsonrpc::{self, Outgoing, RequestId, RpcError};
 use crate::model::LogLevel;
-use crate::server::Server;
-use crate::shape;
-use crate::version::ProtocolVersion;
+use crate::protocol::asks::{self, Ask, Asker};
+use crate::protocol::logging::LogFilter;
+use crate::protocol::peer::Peer;
+use crate::protocol::shape;
+use crate::protocol::version::ProtocolVersion;
+use crate::server::ServerEvent;
+use crate::wire::{self, RequestId, RpcError};
 
-/// A session's minimum log level, shared with its running handlers so that a
-/// `logging/setLevel` takes effect at once. 0 means "not set".
-#[derive(Clone, Debug, Default)]
-pub struct SharedLogLevel(Arc<AtomicU8>);
-
-impl SharedLogLevel {
-    /// Sets the level.
-    pub fn set(&self, level: LogLevel) {
-        self.0.store(level as u8 + 1, Ordering::Relaxed);
-    }
-
-    /// The level, if set.
-    pub fn get(&self) -> Option<LogLevel> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            n => LOG_LEVELS.get(usize::from(n - 1)).copied(),
-        }
-    }
-}
-
-const LOG_LEVELS: [LogLevel; 8] = [
-    LogLevel::Debug,
-    LogLevel::Info,
-    LogLevel::Notice,
-    LogLevel::Warning,
-    LogLevel::Error,
-    LogLevel::Critical,
-    LogLevel::Alert,
-    LogLevel::Emergency,
-];
-
-/// Which log messages may be sent for a request.
-#[derive(Clone, Debug)]
-pub enum LogFilter {
-    /// Legacy session: the session's level (everything until `logging/setLevel`).
-    Session(SharedLogLevel),
-    /// Modern request that named a level in `_meta`.
-    AtLeast(LogLevel),
-    /// Modern request without a level: no log messages at all.
-    Off,
-}
-
-impl LogFilter {
-    fn allows(&self, level: LogLevel) -> bool {
-        match self {
-            LogFilter::Session(shared) => shared.get().is_none_or(|min| level >= min),
-            LogFilter::AtLeast(min) => level >= *min,
-            LogFilter::Off => false,
-        }
-    }
-}
-
-/// The context of one request.
+/// The context of one request: a narrow handle on the request's client and on the
+/// server's change announcements, never the whole server.
 #[derive(Clone, Debug)]
 pub struct Context {
-    server: Server,
-    version: ProtocolVersion,
-    client_capabilities: Value,
+    peer: Peer,
     progress_token: Option<Value>,
     log: LogFilter,
-    out: mpsc::Sender<Outgoing>,
-    cancel: CancellationToken,
     asker: Asker,
     request_id: Option<RequestId>,
+    events: broadcast::Sender<ServerEvent>,
 }
 
 impl Context {
-    // Every field is set by the session layer at admission; a builder would only move
-    // the list elsewhere.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        server: Server,
-        version: ProtocolVersion,
-        client_capabilities: Value,
+        peer: Peer,
         progress_token: Option<Value>,
         log: LogFilter,
-        out: mpsc::Sender<Outgoing>,
-        cancel: CancellationToken,
         asker: Asker,
+        events: broadcast::Sender<ServerEvent>,
     ) -> Context {
         Context {
-            server,
-            version,
-            client_capabilities,
+            peer,
             progress_token,
             log,
-            out,
-            cancel,
             asker,
             request_id: None,
+            events,
         }
     }
 
@@ -160,8 +96,8 @@ impl Context {
     /// (`notifications/elicitation/complete`). Only 2025-11-25 has this notification; in
     /// other revisions nothing is sent.
     pub async fn elicitation_complete(&self, elicitation_id: &str) {
-        if self.version.features().elicitation_complete {
-            self.send(jsonrpc::notification(
+        if self.peer.version.features().elicitation_complete {
+            self.send(wire::notification(
                 "notifications/elicitation/complete",
                 Some(serde_json::json!({"elicitationId": elicitation_id})),
             ))
@@ -183,7 +119,7 @@ impl Context {
     /// Asks several things at once (one round trip in 2026-07-28; concurrent requests
     /// before). Each may carry a key naming it in `inputRequests` (default `input-N`).
     pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, RpcError> {
-        asks::ask_all(self, &self.asker, asks).await
+        asks::ask_all(&self.peer, &self.asker, asks).await
     }
 
     async fn ask_one(&self, key: Option<String>, ask: Ask) -> Result<Value, RpcError> {
@@ -195,39 +131,26 @@ impl Context {
         &self.asker
     }
 
-    pub(crate) async fn send_request(&self, id: &RequestId, method: &str, params: Value) {
-        self.send(jsonrpc::request(id, method, Some(params))).await;
-    }
-
-    /// Tells the client to stop working on a server request, without waiting (it is used
-    /// in `Drop`); dropped if the peer's queue is full.
-    pub(crate) fn try_send_cancel(&self, id: &RequestId, reason: &str) {
-        let _ = self.out.try_send(jsonrpc::notification(
-            "notifications/cancelled",
-            Some(serde_json::json!({"requestId": id.to_value(), "reason": reason})),
-        ));
-    }
-
-    /// The server handling this request (to announce changes, for instance).
-    pub fn server(&self) -> &Server {
-        &self.server
+    /// Announces a change to every client that can hear it (list changes, a resource
+    /// update), as [`Server::notify`](crate::Server::notify) does.
+    pub fn announce(&self, event: ServerEvent) {
+        // No receiver simply means no client is connected.
+        let _ = self.events.send(event);
     }
 
     /// The revision this request is served at.
     pub fn version(&self) -> ProtocolVersion {
-        self.version
+        self.peer.version
     }
 
     /// The client's declared capabilities (an object).
     pub fn client_capabilities(&self) -> &Value {
-        &self.client_capabilities
+        &self.peer.client_capabilities
     }
 
     /// Whether the client declared a capability (e.g. `"sampling"`).
     pub fn client_supports(&self, capability: &str) -> bool {
-        self.client_capabilities
-            .get(capability)
-            .is_some_and(|c| !c.is_null())
+        self.peer.client_supports(capability)
     }
 
     /// Reports progress, if the request asked for it (it carried a `progressToken`).
@@ -236,12 +159,9 @@ impl Context {
         let Some(token) = &self.progress_token else {
             return;
         };
-        if let Ok(params) = shape::progress(self.version, token, progress, total, message) {
-            self.send(jsonrpc::notification(
-                "notifications/progress",
-                Some(params),
-            ))
-            .await;
+        if let Ok(params) = shape::progress(self.peer.version, token, progress, total, message) {
+            self.send(wire::notification("notifications/progress", Some(params)))
+                .await;
         }
     }
 
@@ -250,32 +170,29 @@ impl Context {
         if !self.log.allows(level) {
             return;
         }
-        if let Ok(params) = shape::log_message(self.version, level, logger, data) {
-            self.send(jsonrpc::notification("notifications/message", Some(params)))
+        if let Ok(params) = shape::log_message(self.peer.version, level, logger, data) {
+            self.send(wire::notification("notifications/message", Some(params)))
                 .await;
         }
     }
 
     /// Whether the client cancelled this request (its answer will not be sent).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.peer.cancel.is_cancelled()
     }
 
     /// Resolves when the client cancels this request.
     pub async fn cancelled(&self) {
-        self.cancel.cancelled().await;
+        self.peer.cancel.cancelled().await;
     }
 
     /// Sends a notification on this request's channel (crate-internal: handlers use the
     /// typed helpers above).
     pub(crate) async fn notify(&self, method: &str, params: Value) {
-        self.send(jsonrpc::notification(method, Some(params))).await;
+        self.peer.notify(method, params).await;
     }
 
-    async fn send(&self, message: Outgoing) {
-        if !self.cancel.is_cancelled() {
-            // A closed channel means the peer is gone; there is no one to tell.
-            let _ = self.out.send(message).await;
-        }
+    async fn send(&self, message: wire::Outgoing) {
+        self.peer.send(message).await;
     }
 }

@@ -10,6 +10,8 @@ use std::fmt;
 
 use serde::ser::{self, Serialize};
 
+use super::map_key::MapKey;
+
 /// Encodes `value` as compact JSON.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, EncodeError> {
     to_vec_with_capacity(value, 128)
@@ -29,7 +31,7 @@ pub fn to_vec_with_capacity<T: Serialize + ?Sized>(
 /// A value that cannot be written as JSON (a map key that is not a string or a number, or
 /// a failing `Serialize` impl).
 #[derive(Debug)]
-pub struct EncodeError(String);
+pub struct EncodeError(pub(super) String);
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -453,163 +455,6 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
     fn end(self) -> Result<(), EncodeError> {
         Compound::end(self);
         Ok(())
-    }
-}
-
-/// Map keys: strings, and numbers and booleans written as strings, as serde_json does.
-struct MapKey<'a> {
-    out: &'a mut Vec<u8>,
-}
-
-impl MapKey<'_> {
-    fn quoted<T: fmt::Display>(self, v: T) -> Result<(), EncodeError> {
-        write_str(self.out, &v.to_string());
-        Ok(())
-    }
-}
-
-fn key_error() -> EncodeError {
-    EncodeError("key must be a string".into())
-}
-
-impl ser::Serializer for MapKey<'_> {
-    type Ok = ();
-    type Error = EncodeError;
-    type SerializeSeq = ser::Impossible<(), EncodeError>;
-    type SerializeTuple = ser::Impossible<(), EncodeError>;
-    type SerializeTupleStruct = ser::Impossible<(), EncodeError>;
-    type SerializeTupleVariant = ser::Impossible<(), EncodeError>;
-    type SerializeMap = ser::Impossible<(), EncodeError>;
-    type SerializeStruct = ser::Impossible<(), EncodeError>;
-    type SerializeStructVariant = ser::Impossible<(), EncodeError>;
-
-    fn serialize_str(self, v: &str) -> Result<(), EncodeError> {
-        write_str(self.out, v);
-        Ok(())
-    }
-    fn serialize_char(self, v: char) -> Result<(), EncodeError> {
-        write_str(self.out, v.encode_utf8(&mut [0; 4]));
-        Ok(())
-    }
-    fn serialize_bool(self, v: bool) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), EncodeError> {
-        self.quoted(v)
-    }
-    fn serialize_f32(self, _v: f32) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _v: f64) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_bytes(self, _v: &[u8]) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<(), EncodeError> {
-        write_str(self.out, variant);
-        Ok(())
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        value: &T,
-    ) -> Result<(), EncodeError> {
-        value.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<(), EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleStruct, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStruct, EncodeError> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant, EncodeError> {
-        Err(key_error())
     }
 }
 

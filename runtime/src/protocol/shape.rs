@@ -21,18 +21,17 @@
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
 //! rule: projection drops them.
 
+use mcp_generated::support::FromValue;
+use mcp_generated::KeepsUnknownKeys;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use mcp_generated::support::FromValue;
-use mcp_generated::KeepsUnknownKeys;
-
-use crate::jsonrpc::{Encoded, RpcError};
 use crate::model::{
     Completion, Content, Implementation, Prompt, PromptResult, Resource, ResourceContents,
     ResourceTemplate, Tool, ToolResult,
 };
-use crate::version::{ProtocolVersion, META_SERVER_INFO};
+use crate::protocol::version::{ProtocolVersion, META_SERVER_INFO};
+use crate::wire::{Encoded, RpcError};
 
 // Generated from `schema/revisions.toml`: dispatches on a revision known at run time,
 // over every revision or over those with a given behaviour flag.
@@ -70,7 +69,7 @@ fn project_stamped<T: FromValue + Serialize + KeepsUnknownKeys>(
 ) -> Result<Encoded, RpcError> {
     let mut typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
-    let mut json = crate::encode::to_vec_with_capacity(&typed, large + SMALL_PARTS)
+    let mut json = crate::wire::encode::to_vec_with_capacity(&typed, large + SMALL_PARTS)
         .map_err(|e| shaping_error(what, &e))?;
     if let MetaLeft::ServerInfo(server) = left {
         append_server_info(&mut json, server);
@@ -96,9 +95,9 @@ fn append_server_info(json: &mut Vec<u8>, server: &Implementation) {
     // The key is plain ASCII, nothing to escape.
     json.extend_from_slice(META_SERVER_INFO.as_bytes());
     json.extend_from_slice(b"\":{\"name\":");
-    crate::encode::write_str(json, &server.name);
+    crate::wire::encode::write_str(json, &server.name);
     json.extend_from_slice(b",\"version\":");
-    crate::encode::write_str(json, &server.version);
+    crate::wire::encode::write_str(json, &server.version);
     json.extend_from_slice(b"}}}");
 }
 
@@ -483,7 +482,7 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
     let mut result = Map::new();
     let left = stamp(v, &mut result, server, None);
     // A `Value` always encodes (its map keys are strings).
-    let mut json = crate::encode::to_vec(&Value::Object(result)).unwrap_or_default();
+    let mut json = crate::wire::encode::to_vec(&Value::Object(result)).unwrap_or_default();
     if let MetaLeft::ServerInfo(server) = left {
         append_server_info(&mut json, server);
     }

@@ -14,13 +14,13 @@ enum Part {
 
 /// A parsed URI template.
 #[derive(Debug, PartialEq)]
-pub struct UriTemplate {
+pub(super) struct UriTemplate {
     parts: Vec<Part>,
 }
 
 impl UriTemplate {
     /// Parses a template; `None` if a `{` is not closed or a variable is empty.
-    pub fn parse(template: &str) -> Option<UriTemplate> {
+    pub(super) fn parse(template: &str) -> Option<UriTemplate> {
         let mut parts = Vec::new();
         let mut rest = template;
         while let Some(start) = rest.find('{') {
@@ -52,7 +52,7 @@ impl UriTemplate {
     }
 
     /// The variables if `uri` matches the template.
-    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+    pub(super) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
         if match_parts(&self.parts, uri, &mut vars) {
             Some(vars)

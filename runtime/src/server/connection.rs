@@ -7,32 +7,24 @@ use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::cancel::{first, CancellationToken, First};
 use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::asks::{Asker, Pending, Round};
-use crate::context::{Context, LogFilter, SharedLogLevel};
-use crate::jsonrpc::{
+use crate::cancel::{first, CancellationToken, First};
+use crate::model::LogLevel;
+use crate::protocol::asks::{Asker, Pending, Round};
+use crate::protocol::lifecycle::Lifecycle;
+use crate::protocol::logging::{LogFilter, SharedLogLevel};
+use crate::protocol::method::{self, McpMethod};
+use crate::protocol::peer::Peer;
+use crate::protocol::shape;
+use crate::protocol::version::{self, Era, ProtocolVersion};
+use crate::server::context::Context;
+use crate::server::{Server, ServerEvent};
+use crate::wire::{
     self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RpcError,
 };
-use crate::model::LogLevel;
-use crate::server::{Server, ServerEvent};
-use crate::shape::{self, by_revision};
-use crate::version::{self, Era, ProtocolVersion};
-
-/// Where the legacy lifecycle stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lifecycle {
-    /// Nothing but `ping` and `initialize` is served.
-    New,
-    /// `initialize` was answered; waiting for `notifications/initialized` (client
-    /// requests are already served: clients may pipeline them).
-    Initialized(ProtocolVersion),
-    /// Normal operation.
-    Operating(ProtocolVersion),
-}
 
 struct State {
     lifecycle: Lifecycle,
@@ -84,10 +76,7 @@ impl Connection {
 
     /// The legacy revision negotiated on this connection, if any.
     pub fn version(&self) -> Option<ProtocolVersion> {
-        match lock(&self.state).lifecycle {
-            Lifecycle::New => None,
-            Lifecycle::Initialized(v) | Lifecycle::Operating(v) => Some(v),
-        }
+        lock(&self.state).lifecycle.version()
     }
 
     /// Waits until no request is running, or `grace` has passed.
@@ -121,7 +110,7 @@ impl Connection {
         bytes: &[u8],
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
-        self.handle_parsed(jsonrpc::parse_frame(bytes), reply).await
+        self.handle_parsed(wire::parse_frame(bytes), reply).await
     }
 
     /// [`Connection::handle_frame`] for a frame already parsed (the HTTP transport reads a
@@ -134,7 +123,7 @@ impl Connection {
         match frame {
             Frame::Single(Err(invalid)) => {
                 let _ = reply
-                    .send(jsonrpc::error_response(invalid.id.as_ref(), &invalid.error))
+                    .send(wire::error_response(invalid.id.as_ref(), &invalid.error))
                     .await;
                 1
             }
@@ -170,14 +159,14 @@ impl Connection {
                 ErrorCode::INVALID_REQUEST,
                 "Invalid Request: batches are not accepted in this protocol revision",
             );
-            let _ = reply.send(jsonrpc::error_response(None, &err)).await;
+            let _ = reply.send(wire::error_response(None, &err)).await;
             return 1;
         }
         let mut tasks = Vec::new();
         for item in items {
             match item {
                 Err(invalid) => tasks.push(
-                    futures_util::future::ready(Some(jsonrpc::error_response(
+                    futures_util::future::ready(Some(wire::error_response(
                         invalid.id.as_ref(),
                         &invalid.error,
                     )))
@@ -205,7 +194,7 @@ impl Connection {
                 .collect();
             // Only cancelled requests: nothing to send.
             if !answers.is_empty() {
-                let _ = reply.send(jsonrpc::batch(&answers)).await;
+                let _ = reply.send(wire::batch(&answers)).await;
             }
         });
         count
@@ -239,12 +228,12 @@ impl Connection {
                             // Answered at once: it was never in progress, so it takes no
                             // place among the requests in flight.
                             let answer = match outcome {
-                                Ok(result) => jsonrpc::result_response(&id, &result),
-                                Err(error) => jsonrpc::error_response(Some(&id), &error),
+                                Ok(result) => wire::result_response(&id, &result),
+                                Err(error) => wire::error_response(Some(&id), &error),
                             };
                             return Dispatched::Ready(answer);
                         }
-                        Admission::Handler(v, ctx) => (v, ctx.with_request_id(id.clone())),
+                        Admission::Handler(v, m, ctx) => (v, m, ctx.with_request_id(id.clone())),
                     };
                 {
                     // Checked again with the insertion: HTTP session POSTs are handled
@@ -258,12 +247,11 @@ impl Connection {
                 let conn = Arc::clone(self);
                 Dispatched::Task(
                     async move {
-                        let (v, ctx) = admitted;
+                        let (v, method, ctx) = admitted;
                         let server = conn.server.clone();
-                        let work = AssertUnwindSafe(async {
-                            server.handle(v, &method, params, ctx).await
-                        })
-                        .catch_unwind();
+                        let work =
+                            AssertUnwindSafe(async { server.handle(v, method, params, ctx).await })
+                                .catch_unwind();
                         let timeout = server.limits().request_timeout;
                         let outcome =
                             match first(token.cancelled(), tokio::time::timeout(timeout, work))
@@ -275,13 +263,13 @@ impl Connection {
                         lock(&conn.in_flight).remove(&id);
                         let outcome = outcome?;
                         Some(match outcome {
-                            Ok(Ok(Ok(result))) => jsonrpc::result_response(&id, &result),
-                            Ok(Ok(Err(error))) => jsonrpc::error_response(Some(&id), &error),
+                            Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
+                            Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
                             Err(_elapsed) => {
                                 // Dropping the handler's future cancels it; its asks end too.
                                 token.cancel();
                                 tracing::warn!(%method, ?timeout, "handler timed out");
-                                jsonrpc::error_response(
+                                wire::error_response(
                                     Some(&id),
                                     &RpcError::internal(format!(
                                         "Internal error: the handler did not finish within {} ms",
@@ -291,7 +279,7 @@ impl Connection {
                             }
                             Ok(Err(_panic)) => {
                                 tracing::error!(%method, "handler panicked");
-                                jsonrpc::error_response(
+                                wire::error_response(
                                     Some(&id),
                                     &RpcError::internal("Internal error: the handler panicked"),
                                 )
@@ -321,18 +309,18 @@ impl Connection {
         } else {
             return None;
         };
-        Some(jsonrpc::error_response(Some(id), &err))
+        Some(wire::error_response(Some(id), &err))
     }
 
     fn notification(&self, method: &str, params: Option<&Value>) {
-        match method {
-            "notifications/initialized" => {
+        match McpMethod::from_name(method) {
+            Some(McpMethod::Initialized) => {
                 let mut state = lock(&self.state);
                 if let Lifecycle::Initialized(v) = state.lifecycle {
                     state.lifecycle = Lifecycle::Operating(v);
                 }
             }
-            "notifications/cancelled" => {
+            Some(McpMethod::Cancelled) => {
                 let id = params
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_value);
@@ -344,12 +332,12 @@ impl Connection {
             }
             // Unknown notifications are ignored, as JSON-RPC requires of a receiver that
             // does not understand them (roots/list_changed needs nothing from a server).
-            other => tracing::debug!(method = other, "notification ignored"),
+            _ => tracing::debug!(method, "notification ignored"),
         }
     }
 
     fn progress_token(params: Option<&Value>) -> Option<Value> {
-        jsonrpc::member(jsonrpc::member(params, "_meta"), "progressToken")
+        wire::member(wire::member(params, "_meta"), "progressToken")
             .filter(|t| t.is_string() || t.is_number())
             .cloned()
     }
@@ -369,9 +357,10 @@ impl Connection {
                 Err(e) => return Admission::Answer(Err(e)),
             };
             let v = meta.version;
-            if let Err(e) = admit(v, method) {
-                return Admission::Answer(Err(e));
-            }
+            let method = match method::admit(v, method) {
+                Ok(m) => m,
+                Err(e) => return Admission::Answer(Err(e)),
+            };
             if let Some(answer) = server.answer_now(v, method, params) {
                 return Admission::Answer(answer);
             }
@@ -379,43 +368,43 @@ impl Connection {
                 Some(level) => LogFilter::AtLeast(level),
                 None => LogFilter::Off,
             };
-            // Only calls that run a handler may ask the client (and so come back with
-            // `input_required`); lists never do.
-            let asking: Option<&'static str> = match method {
-                "tools/call" => Some("tools/call"),
-                "prompts/get" => Some("prompts/get"),
-                "resources/read" => Some("resources/read"),
-                _ => None,
-            };
-            let asker = match asking {
-                Some(method) => match Round::from_params(v, method, params) {
+            let asker = if method::may_ask(method) {
+                match Round::from_params(v, method, params) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
-                },
-                None => Asker::None,
+                }
+            } else {
+                Asker::None
+            };
+            let peer = Peer {
+                version: v,
+                client_capabilities: meta.client_capabilities,
+                out: reply.clone(),
+                cancel,
             };
             let ctx = Context::new(
-                self.server.clone(),
-                v,
-                meta.client_capabilities,
+                peer,
                 Self::progress_token(params),
                 log,
-                reply.clone(),
-                cancel,
                 asker,
+                self.server.inner.events.clone(),
             );
-            return Admission::Handler(v, ctx);
+            return Admission::Handler(v, method, ctx);
         }
         let lifecycle = lock(&self.state).lifecycle;
-        let v = match (lifecycle, method) {
-            (Lifecycle::New, "initialize") => return Admission::Answer(self.initialize(params)),
-            (_, "initialize") => {
+        let v = match (lifecycle, McpMethod::from_name(method)) {
+            (Lifecycle::New, Some(McpMethod::Initialize)) => {
+                return Admission::Answer(self.initialize(params))
+            }
+            (_, Some(McpMethod::Initialize)) => {
                 return Admission::Answer(Err(RpcError::new(
                     ErrorCode::INVALID_REQUEST,
                     "Invalid Request: initialize was already received",
                 )))
             }
-            (Lifecycle::New, "ping") => return Admission::Answer(Ok(Encoded::empty_object())),
+            (Lifecycle::New, Some(McpMethod::Ping)) => {
+                return Admission::Answer(Ok(Encoded::empty_object()))
+            }
             (Lifecycle::New, _) => {
                 return Admission::Answer(Err(RpcError::new(
                     ErrorCode::INVALID_REQUEST,
@@ -424,33 +413,37 @@ impl Connection {
             }
             (Lifecycle::Initialized(v) | Lifecycle::Operating(v), _) => v,
         };
-        if let Err(e) = admit(v, method) {
-            return Admission::Answer(Err(e));
-        }
+        let method = match method::admit(v, method) {
+            Ok(m) => m,
+            Err(e) => return Admission::Answer(Err(e)),
+        };
         if let Some(answer) = server.answer_now(v, method, params) {
             return Admission::Answer(answer);
         }
         match method {
-            "logging/setLevel" => Admission::Answer(self.set_level(v, params)),
-            "resources/subscribe" | "resources/unsubscribe" => {
+            McpMethod::SetLevel => Admission::Answer(self.set_level(v, params)),
+            McpMethod::Subscribe | McpMethod::Unsubscribe => {
                 Admission::Answer(self.subscription(v, method, params))
             }
             _ => {
                 let caps = lock(&self.state).client_capabilities.clone();
+                let peer = Peer {
+                    version: v,
+                    client_capabilities: caps,
+                    out: reply.clone(),
+                    cancel,
+                };
                 let ctx = Context::new(
-                    self.server.clone(),
-                    v,
-                    caps,
+                    peer,
                     Self::progress_token(params),
                     LogFilter::Session(self.log_level.clone()),
-                    reply.clone(),
-                    cancel,
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
                         timeout: self.server.limits().ask_timeout,
                     },
+                    self.server.inner.events.clone(),
                 );
-                Admission::Handler(v, ctx)
+                Admission::Handler(v, method, ctx)
             }
         }
     }
@@ -470,12 +463,12 @@ impl Connection {
     fn subscription(
         &self,
         v: ProtocolVersion,
-        method: &str,
+        method: McpMethod,
         params: Option<&Value>,
     ) -> Result<Encoded, RpcError> {
         let server = &self.server;
         if !server.declares("resources") {
-            return Err(RpcError::method_not_found(method));
+            return Err(RpcError::method_not_found(method.name()));
         }
         let uri = params
             .and_then(|p| p.get("uri"))
@@ -484,7 +477,7 @@ impl Connection {
                 RpcError::invalid_params(format!("{method}: params.uri must be a string"))
             })?;
         let mut state = lock(&self.state);
-        if method == "resources/subscribe" {
+        if method == McpMethod::Subscribe {
             if !server.has_resource(uri) {
                 return Err(crate::server::resource_not_found(v, uri));
             }
@@ -563,15 +556,15 @@ impl Connection {
                     };
                     let message = match event {
                         ServerEvent::ToolsChanged => {
-                            jsonrpc::notification("notifications/tools/list_changed", None)
+                            wire::notification("notifications/tools/list_changed", None)
                         }
                         ServerEvent::PromptsChanged => {
-                            jsonrpc::notification("notifications/prompts/list_changed", None)
+                            wire::notification("notifications/prompts/list_changed", None)
                         }
                         ServerEvent::ResourcesChanged => {
-                            jsonrpc::notification("notifications/resources/list_changed", None)
+                            wire::notification("notifications/resources/list_changed", None)
                         }
-                        ServerEvent::ResourceUpdated(uri) if subscribed => jsonrpc::notification(
+                        ServerEvent::ResourceUpdated(uri) if subscribed => wire::notification(
                             "notifications/resources/updated",
                             Some(json!({"uri": uri})),
                         ),
@@ -607,20 +600,5 @@ enum Dispatched {
 
 enum Admission {
     Answer(Result<Encoded, RpcError>),
-    Handler(ProtocolVersion, Context),
-}
-
-/// Whether revision `v` has `method` as a request a client sends (by its generated
-/// method table): else `-32601`.
-fn admit(v: ProtocolVersion, method: &str) -> Result<(), RpcError> {
-    let info = by_revision!(v, |m| m::method(method));
-    match info {
-        Some(info)
-            if info.kind == mcp_generated::Kind::Request
-                && info.direction != mcp_generated::Direction::ServerToClient =>
-        {
-            Ok(())
-        }
-        _ => Err(RpcError::method_not_found(method)),
-    }
+    Handler(ProtocolVersion, McpMethod, Context),
 }

@@ -1,0 +1,127 @@
+//! Legacy revisions: a handler's ask is a server-to-client request on the request's own channel, matched to its answer by id, with a timeout and cancellation forwarded.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::Ask;
+use crate::cancel::{first, First};
+use crate::protocol::peer::Peer;
+use crate::wire::{RequestId, RpcError};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Server-to-client requests awaiting an answer on one connection (legacy).
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+}
+
+impl Pending {
+    /// Registers a new request; returns its id and the receiver of its answer.
+    pub(crate) fn register(&self) -> (RequestId, oneshot::Receiver<Result<Value, RpcError>>) {
+        let id = RequestId::String(format!(
+            "s-{}",
+            self.next.fetch_add(1, Ordering::Relaxed) + 1
+        ));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(id.clone(), tx);
+        (id, rx)
+    }
+
+    /// Delivers an answer; false if nothing was waiting for that id.
+    pub(crate) fn resolve(&self, id: &RequestId, outcome: Result<Value, RpcError>) -> bool {
+        match lock(&self.waiting).remove(id) {
+            Some(tx) => tx.send(outcome).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Forgets a request (timed out or cancelled).
+    pub(crate) fn forget(&self, id: &RequestId) {
+        lock(&self.waiting).remove(id);
+    }
+}
+
+pub(super) async fn ask(
+    peer: &Peer,
+    pending: &Arc<Pending>,
+    timeout: Duration,
+    ask: &Ask,
+) -> Result<Value, RpcError> {
+    let v = peer.version;
+    let params = ask.request_params(v)?;
+    let (id, rx) = pending.register();
+    // If this future is dropped before the answer (the asking request was cancelled and its
+    // handler dropped), the guard forgets the request and tells the client to stop.
+    let mut guard = AskGuard {
+        pending: Arc::clone(pending),
+        id: id.clone(),
+        peer: peer.clone(),
+        reason: "the request that asked was cancelled",
+        armed: true,
+    };
+    peer.send_request(&id, ask.method(), params).await;
+    let raced = first(
+        rx,
+        first(tokio::time::sleep(timeout), peer.cancel.cancelled()),
+    )
+    .await;
+    let outcome = match raced {
+        First::A(r) => {
+            guard.armed = false;
+            r.unwrap_or_else(|_| {
+                Err(RpcError::internal(
+                    "the connection closed before the client answered",
+                ))
+            })
+        }
+        First::B(First::A(())) => {
+            guard.reason = "timed out";
+            drop(guard);
+            return Err(RpcError::internal(format!(
+                "the client did not answer `{}` within {:?}",
+                ask.method(),
+                timeout
+            )));
+        }
+        First::B(First::B(())) => {
+            drop(guard);
+            return Err(RpcError::internal("cancelled"));
+        }
+    };
+    let answer = outcome?;
+    ask.check_answer(v, &answer).map_err(|e| {
+        RpcError::internal(format!(
+            "the client's answer to `{}` is invalid: {e}",
+            ask.method()
+        ))
+    })?;
+    Ok(answer)
+}
+
+/// Forgets an unanswered server request and sends `notifications/cancelled` for it, also
+/// when the asking handler is dropped mid-wait.
+struct AskGuard {
+    pending: Arc<Pending>,
+    id: RequestId,
+    peer: Peer,
+    reason: &'static str,
+    armed: bool,
+}
+
+impl Drop for AskGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pending.forget(&self.id);
+            self.peer.try_send_cancel(&self.id, self.reason);
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! 2026-07-28: a handler's asks collected in one round, answered `input_required` with a signed `requestState`, and the retry's answers handed back.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::Ask;
+use crate::protocol::method::{self, McpMethod};
+use crate::protocol::version::ProtocolVersion;
+use crate::wire::RpcError;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One round of a modern (multi round-trip) request.
+#[derive(Debug)]
+pub(crate) struct Round {
+    /// The (modern) revision the request is served at: what it asks is shaped for it.
+    version: ProtocolVersion,
+    /// Answers known this round: from the verified state and from `inputResponses`.
+    answers: BTreeMap<String, Value>,
+    /// Answers used by the handler so far (carried to the next round's state).
+    used: Mutex<BTreeMap<String, Value>>,
+    /// What the handler asked and has no answer for.
+    needed: Mutex<BTreeMap<String, Value>>,
+    counter: AtomicUsize,
+    /// What the signed state is bound to: computed only when a state is verified or
+    /// signed — most calls never ask, and hashing their arguments would be wasted.
+    binding: Binding,
+}
+
+/// The request a round belongs to: its method, and the digest of method, target and
+/// arguments once needed (from the request's params, which outlive the round's handler).
+#[derive(Debug)]
+struct Binding {
+    method: &'static str,
+    digest: std::sync::OnceLock<String>,
+}
+
+/// What a request's state is bound to, read from its params: its target (see
+/// [`method::target`]) and the `arguments`, each `null` when absent.
+pub(crate) fn binding_parts(method: McpMethod, params: Option<&Value>) -> (&Value, &Value) {
+    let target = method::target(method, params).unwrap_or(&Value::Null);
+    let arguments = crate::wire::member(params, "arguments").unwrap_or(&Value::Null);
+    (target, arguments)
+}
+
+impl Binding {
+    fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
+        self.digest
+            .get_or_init(|| binding(self.method, target, arguments))
+    }
+}
+
+impl Round {
+    /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
+    /// or that belongs to another request, is `-32602`.
+    pub(crate) fn from_params(
+        version: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Result<Round, RpcError> {
+        let binding = Binding {
+            method: method.name(),
+            digest: std::sync::OnceLock::new(),
+        };
+        let mut answers = BTreeMap::new();
+        if let Some(state) = crate::wire::member(params, "requestState") {
+            let state = state
+                .as_str()
+                .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
+            let (target, arguments) = binding_parts(method, params);
+            answers = verify_state(state, binding.digest_of(target, arguments))?;
+        }
+        if let Some(Value::Object(responses)) = crate::wire::member(params, "inputResponses") {
+            for (k, v) in responses {
+                answers.insert(k.clone(), v.clone());
+            }
+        }
+        Ok(Round {
+            version,
+            answers,
+            used: Mutex::new(BTreeMap::new()),
+            needed: Mutex::new(BTreeMap::new()),
+            counter: AtomicUsize::new(0),
+            binding,
+        })
+    }
+
+    /// The answer under `key`, checked against what was asked; or records the ask.
+    pub(super) fn take(&self, key: &str, ask: &Ask) -> Result<Option<Value>, RpcError> {
+        match self.answers.get(key) {
+            Some(answer) => {
+                ask.check_answer(self.version, answer).map_err(|e| {
+                    RpcError::invalid_params(format!(
+                        "inputResponses[\"{key}\"] does not answer `{}`: {e}",
+                        ask.method()
+                    ))
+                })?;
+                lock(&self.used).insert(key.to_owned(), answer.clone());
+                Ok(Some(answer.clone()))
+            }
+            None => {
+                let params = ask.request_params(self.version)?;
+                lock(&self.needed).insert(
+                    key.to_owned(),
+                    json!({"method": ask.method(), "params": params}),
+                );
+                Ok(None)
+            }
+        }
+    }
+
+    pub(super) fn next_key(&self) -> String {
+        format!("input-{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Whether the binding of this request to its retry is already known (a retry's
+    /// state was verified against it): then [`Round::input_required`] needs no target or
+    /// arguments.
+    pub(crate) fn is_bound(&self) -> bool {
+        self.binding.digest.get().is_some()
+    }
+
+    /// If the handler asked for something unanswered: the `inputRequests` and the signed
+    /// state to send back, bound to the request's target (tool name, resource URI) and
+    /// arguments as sent (see [`binding_parts`]).
+    pub(crate) fn input_required(
+        &self,
+        target: &Value,
+        arguments: &Value,
+    ) -> Option<(Value, String)> {
+        let needed = lock(&self.needed);
+        if needed.is_empty() {
+            return None;
+        }
+        let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        Some((
+            requests,
+            sign_state(self.binding.digest_of(target, arguments), &lock(&self.used)),
+        ))
+    }
+}
+
+fn secret() -> &'static [u8; 32] {
+    static SECRET: OnceLock<[u8; 32]> = OnceLock::new();
+    SECRET.get_or_init(|| {
+        let mut key = [0u8; 32];
+        // Without an OS random source there is no safe secret; fail loudly at first use.
+        #[allow(clippy::expect_used)]
+        getrandom::getrandom(&mut key).expect("the OS random source is unavailable");
+        key
+    })
+}
+
+/// What a state is bound to: the method, the tool/prompt/resource and its arguments.
+fn binding(method: &str, target: &Value, arguments: &Value) -> String {
+    // Canonical (sorted keys): a client that re-serializes equal arguments in another key
+    // order is still the same request.
+    let digest = Sha256::digest(
+        format!(
+            "{method}\u{0}{}\u{0}{}",
+            canonical(target),
+            canonical(arguments)
+        )
+        .as_bytes(),
+    );
+    hex_lower(&digest)
+}
+
+/// JSON text with object keys sorted, at every depth.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        Value::String((*k).clone()),
+                        canonical(&map[k.as_str()])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 0xf] {
+            out.push(char::from(
+                HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+            ));
+        }
+    }
+    out
+}
+
+fn mac() -> Hmac<Sha256> {
+    // HMAC accepts keys of any length.
+    #[allow(clippy::expect_used)]
+    <Hmac<Sha256> as Mac>::new_from_slice(secret()).expect("HMAC takes any key length")
+}
+
+fn sign_state(binding: &str, answers: &BTreeMap<String, Value>) -> String {
+    let payload = json!({"b": binding, "r": answers}).to_string();
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut m = mac();
+    m.update(payload.as_bytes());
+    format!(
+        "{}.{}",
+        engine.encode(payload),
+        engine.encode(m.finalize().into_bytes())
+    )
+}
+
+fn verify_state(state: &str, binding: &str) -> Result<BTreeMap<String, Value>, RpcError> {
+    let bad = || RpcError::invalid_params("requestState is invalid or was altered");
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = state.split_once('.').ok_or_else(bad)?;
+    let payload = engine.decode(payload).map_err(|_| bad())?;
+    let tag = engine.decode(tag).map_err(|_| bad())?;
+    let mut m = mac();
+    m.update(&payload);
+    m.verify_slice(&tag).map_err(|_| bad())?;
+    let value: Value = serde_json::from_slice(&payload).map_err(|_| bad())?;
+    if value.get("b").and_then(Value::as_str) != Some(binding) {
+        return Err(RpcError::invalid_params(
+            "requestState belongs to another request",
+        ));
+    }
+    let answers = value
+        .get("r")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    Ok(answers.into_iter().collect())
+}

@@ -1,0 +1,15 @@
+//! The protocol: what MCP means by the messages the wire carries, per revision —
+//! versions and negotiation, the legacy lifecycle and the admission of each method
+//! against the revision's generated method table, shaping of every outgoing result to
+//! the revision's type, asking the client, logging levels, and the 2026-07-28 HTTP
+//! header rules. Shared by every transport; it knows no handler and no socket.
+
+pub(crate) mod asks;
+#[cfg(feature = "http")]
+pub(crate) mod http_headers;
+pub(crate) mod lifecycle;
+pub(crate) mod logging;
+pub(crate) mod method;
+pub(crate) mod peer;
+pub(crate) mod shape;
+pub(crate) mod version;

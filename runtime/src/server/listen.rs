@@ -1,0 +1,102 @@
+//! `subscriptions/listen` (2026-07-28): a request that stays open and carries the change notifications its filter asks for.
+
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+
+use super::router::check_params;
+use super::{Server, ServerEvent, SUBSCRIPTION_ID};
+use crate::cancel::{first, First};
+use crate::protocol::shape::{self, by_revision};
+use crate::protocol::version::ProtocolVersion;
+use crate::server::context::Context;
+use crate::wire::{Encoded, RequestId, RpcError};
+
+impl Server {
+    /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
+    /// forwards the matching change notifications, each tagged with the subscription id,
+    /// until the client cancels or goes away (then nothing more is sent).
+    pub(super) async fn listen(
+        &self,
+        v: ProtocolVersion,
+        params: Option<&Value>,
+        ctx: Context,
+    ) -> Result<Encoded, RpcError> {
+        // Only modern revisions have this method (admission checked the revision's table).
+        by_revision!(v, where modern, |m| check_params::<m::methods::SubscriptionsListen>(
+            params
+        ), else Err(RpcError::method_not_found("subscriptions/listen")))?;
+        let filter = params
+            .and_then(|p| p.get("notifications"))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let wants = |key: &str| filter.get(key).and_then(Value::as_bool) == Some(true);
+        let mut honoured = Map::new();
+        if wants("toolsListChanged") && self.declares("tools") {
+            honoured.insert("toolsListChanged".into(), json!(true));
+        }
+        if wants("promptsListChanged") && self.declares("prompts") {
+            honoured.insert("promptsListChanged".into(), json!(true));
+        }
+        if wants("resourcesListChanged") && self.declares("resources") {
+            honoured.insert("resourcesListChanged".into(), json!(true));
+        }
+        let uris: Vec<String> = filter
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !uris.is_empty() && self.declares("resources") {
+            honoured.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        // The spec names the listen request's own JSON-RPC id as the subscription id.
+        let id = ctx.request_id().map_or(Value::Null, RequestId::to_value);
+        let tag = json!({SUBSCRIPTION_ID: id});
+        let mut events = self.events();
+        ctx.notify(
+            "notifications/subscriptions/acknowledged",
+            json!({"_meta": tag, "notifications": honoured}),
+        )
+        .await;
+        loop {
+            let event = match first(ctx.cancelled(), events.recv()).await {
+                First::A(()) => break,
+                First::B(e) => e,
+            };
+            let (method, params) = match event {
+                Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
+                    ("notifications/tools/list_changed", json!({"_meta": tag}))
+                }
+                Ok(ServerEvent::PromptsChanged) if honoured.contains_key("promptsListChanged") => {
+                    ("notifications/prompts/list_changed", json!({"_meta": tag}))
+                }
+                Ok(ServerEvent::ResourcesChanged)
+                    if honoured.contains_key("resourcesListChanged") =>
+                {
+                    (
+                        "notifications/resources/list_changed",
+                        json!({"_meta": tag}),
+                    )
+                }
+                Ok(ServerEvent::ResourceUpdated(uri)) if uris.contains(&uri) => (
+                    "notifications/resources/updated",
+                    json!({"_meta": tag, "uri": uri}),
+                ),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            };
+            ctx.notify(method, params).await;
+        }
+        let mut result = Map::new();
+        result.insert("_meta".into(), tag);
+        result.insert("resultType".into(), json!("complete"));
+        by_revision!(v, where modern, |m| shape::project_open::<m::SubscriptionsListenResult>(
+            "the end of a subscription",
+            Value::Object(result)
+        ), else Err(RpcError::method_not_found("subscriptions/listen")))
+    }
+}

@@ -1,0 +1,274 @@
+//! The server an author builds once: identity, tools, resources, prompts, completion;
+//! and the revision-independent handling of each client request, answered through
+//! `shape` in the revision the request is served at.
+
+mod builder;
+pub(crate) mod connection;
+pub(crate) mod context;
+mod listen;
+mod registry;
+mod router;
+mod uri_template;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, RwLock};
+
+use registry::{
+    write_lock, CompleteFn, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry,
+};
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+
+use crate::model::{Implementation, Tool, ToolResult};
+use crate::protocol::version::{ProtocolVersion, VersionSet};
+use crate::server::context::Context;
+use crate::wire::{Encoded, ErrorCode, RpcError};
+
+pub use builder::ServerBuilder;
+
+/// A boxed, sendable future: what handlers return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What `completion/complete` asks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletionRequest {
+    /// `ref/prompt` or `ref/resource`.
+    pub ref_type: String,
+    /// The prompt name or resource URI (template).
+    pub ref_name: String,
+    /// The argument being completed.
+    pub argument: String,
+    /// What the user typed so far.
+    pub value: String,
+    /// Other arguments already given (2025-06-18+ `context.arguments`).
+    pub context: Map<String, Value>,
+}
+
+/// A change the server announces to its clients.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// The tool list changed.
+    ToolsChanged,
+    /// The prompt list changed.
+    PromptsChanged,
+    /// The resource list changed.
+    ResourcesChanged,
+    /// A resource's contents changed.
+    ResourceUpdated(String),
+}
+
+/// Limits, with defaults; all configurable on the builder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest accepted message (a stdio line, an HTTP body), in bytes. Default 4 MiB.
+    pub max_message_bytes: usize,
+    /// Items per page of a list result. Default 100.
+    pub page_size: usize,
+    /// Messages queued for one peer before senders wait. Default 1024.
+    pub outbound_queue: usize,
+    /// How long running requests may finish after the client closed its input. Default 5 s.
+    pub shutdown_grace: std::time::Duration,
+    /// How long a legacy client may take to answer a request the server sent it
+    /// (sampling, elicitation, roots). Default 60 s.
+    pub ask_timeout: std::time::Duration,
+    /// How long one request's handler may run before it is cancelled and answered with
+    /// an internal error. Default 5 minutes (tools may legitimately be slow; a hung one
+    /// must not hold its id and memory forever).
+    pub request_timeout: std::time::Duration,
+    /// Requests one connection (a stdio peer, an HTTP session) may have running at once;
+    /// beyond it a request is answered at once with `-32603` ("too many requests in
+    /// progress") and nothing runs. Bounds the memory a client can make the server hold
+    /// by sending requests faster than they finish (or than it reads their answers).
+    /// Default 1024.
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_message_bytes: 4 * 1024 * 1024,
+            page_size: 100,
+            outbound_queue: 1024,
+            shutdown_grace: std::time::Duration::from_secs(5),
+            ask_timeout: std::time::Duration::from_secs(60),
+            request_timeout: std::time::Duration::from_secs(300),
+            max_in_flight: 1024,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) versions: VersionSet,
+    pub(crate) limits: Limits,
+    tools: RwLock<Listed<ToolEntry>>,
+    resources: RwLock<Listed<ResourceEntry>>,
+    templates: Listed<TemplateEntry>,
+    prompts: RwLock<Listed<PromptEntry>>,
+    completion: Option<Arc<CompleteFn>>,
+    declare_tools: bool,
+    declare_resources: bool,
+    declare_prompts: bool,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// The `initialize` / `server/discover` result per revision: it depends only on what
+    /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
+    /// once.
+    handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+}
+
+/// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("versions", &self.inner.versions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// The server's identity.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The revisions this server accepts.
+    pub fn versions(&self) -> VersionSet {
+        self.inner.versions
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    fn page_size(&self) -> usize {
+        self.inner.limits.page_size
+    }
+
+    /// The handshake result of revision `v` (`initialize` or `server/discover`), shaped by
+    /// `shape` the first time.
+    pub(crate) fn handshake(
+        &self,
+        v: ProtocolVersion,
+        shape: impl FnOnce() -> Result<Encoded, RpcError>,
+    ) -> Result<Encoded, RpcError> {
+        let cache = || {
+            self.inner
+                .handshakes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(hit) = cache().get(&v) {
+            return Ok(hit.clone());
+        }
+        let encoded = shape()?;
+        cache().insert(v, encoded.clone());
+        Ok(encoded)
+    }
+
+    /// Subscribes to the server's change announcements.
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Adds (or replaces) a tool at run time and tells clients the list changed.
+    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F)
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+    {
+        let entry = ToolEntry {
+            tool,
+            handler: builder::box_tool(handler),
+        };
+        {
+            let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
+            tools.retain(|t| t.tool.name != entry.tool.name);
+            tools.push(entry);
+        }
+        self.notify(ServerEvent::ToolsChanged);
+    }
+
+    /// Removes a tool at run time; tells clients if it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = {
+            let mut tools = write_lock(&self.inner.tools);
+            let tools = tools.items_mut();
+            let before = tools.len();
+            tools.retain(|t| t.tool.name != name);
+            before != tools.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ToolsChanged);
+        }
+        removed
+    }
+
+    /// Announces a change to every connected client that can hear it.
+    pub fn notify(&self, event: ServerEvent) {
+        // No receiver simply means no client is connected.
+        let _ = self.inner.events.send(event);
+    }
+
+    /// The capabilities this server declares, in the newest revision's shape; `shape`
+    /// projects them per revision.
+    pub fn neutral_capabilities(&self) -> Value {
+        let i = &self.inner;
+        let mut caps = Map::new();
+        if i.declare_tools {
+            caps.insert("tools".into(), json!({"listChanged": true}));
+        }
+        if i.declare_resources {
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if i.declare_prompts {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        caps.insert("logging".into(), json!({}));
+        if i.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    /// Whether the server declared a capability.
+    pub fn declares(&self, capability: &str) -> bool {
+        // Read on every request: answered from the flags, not by building the capabilities.
+        let i = &self.inner;
+        match capability {
+            "tools" => i.declare_tools,
+            "resources" => i.declare_resources,
+            "prompts" => i.declare_prompts,
+            "logging" => true,
+            "completions" => i.completion.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// `_meta` key tagging the notifications of one `subscriptions/listen` stream.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Unknown resource: `-32002` in legacy revisions, `-32602` from 2026-07-28; `data.uri`
+/// names it in both.
+pub(crate) fn resource_not_found(v: ProtocolVersion, uri: &str) -> RpcError {
+    RpcError::new(
+        ErrorCode(v.features().resource_not_found_code),
+        "Resource not found",
+    )
+    .with_data(json!({"uri": uri}))
+}

@@ -1,0 +1,358 @@
+//! Routing of an admitted client request to what answers it: the lists and `server/discover` at once, everything else through the author's handler; the result shaped for the request's revision.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_generated::support::FromValue;
+use serde_json::{Map, Value};
+
+use super::registry::{decode_cursor, read_lock};
+use super::{resource_not_found, CompletionRequest, Server};
+use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use crate::protocol::asks::{binding_parts, Asker};
+use crate::protocol::method::McpMethod;
+use crate::protocol::shape::{self, by_revision};
+use crate::protocol::version::ProtocolVersion;
+use crate::server::context::Context;
+use crate::wire::{Encoded, ErrorCode, RpcError};
+
+/// Decodes `params` into the revision's generated params type of method `M`: params that
+/// do not decode are `-32602`, with the decoder's message.
+pub(super) fn check_params<M: mcp_generated::Method>(params: Option<&Value>) -> Result<(), RpcError>
+where
+    M::Params: FromValue,
+{
+    match params {
+        None if M::PARAMS_REQUIRED => Err(RpcError::invalid_params(format!(
+            "{}: params are required",
+            M::METHOD
+        ))),
+        None => Ok(()),
+        Some(p) => <M::Params as FromValue>::from_value(p.clone())
+            .map(|_| ())
+            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD))),
+    }
+}
+
+/// Decodes `params` into the revision's generated params type of method `M` (required
+/// params absent, or params that do not decode, are `-32602`). The params are taken
+/// apart by `FromValue`, not copied: the caller keeps what it needs from the typed value.
+fn decode_params<M: mcp_generated::Method>(params: Option<Value>) -> Result<M::Params, RpcError>
+where
+    M::Params: FromValue,
+{
+    let p = params
+        .ok_or_else(|| RpcError::invalid_params(format!("{}: params are required", M::METHOD)))?;
+    <M::Params as FromValue>::from_value(p)
+        .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))
+}
+
+fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
+    params
+        .and_then(|p| p.get(key))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn string_arg(params: Option<&Value>, key: &str) -> Result<String, RpcError> {
+    params
+        .and_then(|p| p.get(key))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| RpcError::invalid_params(format!("params.{key} must be a string")))
+}
+
+impl Server {
+    /// Serves one client request that the session layer has already admitted (era,
+    /// lifecycle, method exists in revision `v` and is sent by clients).
+    /// Answers at once what needs no handler — `ping`, the lists (pages shaped once per
+    /// revision and cached) and `server/discover` — so the session sends it without a
+    /// task of its own; `None` for everything else.
+    pub(crate) fn answer_now(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Option<Result<Encoded, RpcError>> {
+        match method {
+            McpMethod::Ping
+            | McpMethod::ListTools
+            | McpMethod::ListResources
+            | McpMethod::ListResourceTemplates
+            | McpMethod::ListPrompts
+            | McpMethod::Discover => Some(self.answer_sync(v, method, params)),
+            _ => None,
+        }
+    }
+
+    fn answer_sync(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Result<Encoded, RpcError> {
+        let info = &self.inner.info;
+        match method {
+            McpMethod::Ping => Ok(shape::empty(v, info)),
+            McpMethod::ListTools => {
+                self.require("tools", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListTools>(params))?;
+                let offset = decode_cursor(params)?;
+                read_lock(&self.inner.tools).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
+                    shape::list_tools(v, info, &items, next)
+                })
+            }
+            McpMethod::ListResources => {
+                self.require("resources", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListResources>(params))?;
+                let offset = decode_cursor(params)?;
+                read_lock(&self.inner.resources).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
+                    shape::list_resources(v, info, &items, next)
+                })
+            }
+            McpMethod::ListResourceTemplates => {
+                self.require("resources", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListResourceTemplates>(
+                    params
+                ))?;
+                let offset = decode_cursor(params)?;
+                self.inner
+                    .templates
+                    .page(v, offset, self.page_size(), |items, next| {
+                        let items: Vec<&ResourceTemplate> =
+                            items.iter().map(|t| &t.template).collect();
+                        shape::list_resource_templates(v, info, &items, next)
+                    })
+            }
+            McpMethod::ListPrompts => {
+                self.require("prompts", method)?;
+                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
+                let offset = decode_cursor(params)?;
+                read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
+                    shape::list_prompts(v, info, &items, next)
+                })
+            }
+            McpMethod::Discover => self.handshake(v, || {
+                let versions: Vec<&str> = self
+                    .inner
+                    .versions
+                    .iter()
+                    .rev()
+                    .map(ProtocolVersion::as_str)
+                    .collect();
+                shape::discover(
+                    v,
+                    info,
+                    &self.neutral_capabilities(),
+                    &versions,
+                    self.inner.instructions.as_deref(),
+                )
+            }),
+            _ => Err(RpcError::method_not_found(method.name())),
+        }
+    }
+
+    pub(crate) async fn handle(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        owned_params: Option<Value>,
+        ctx: Context,
+    ) -> Result<Encoded, RpcError> {
+        let params = owned_params.as_ref();
+        if let Some(answer) = self.answer_now(v, method, params) {
+            return answer;
+        }
+        let info = &self.inner.info;
+        match method {
+            McpMethod::CallTool => {
+                self.require("tools", method)?;
+                // Decoded once into the revision's params type, from the params
+                // themselves; name and arguments are moved out of it.
+                let (name, arguments) = by_revision!(v, |m| {
+                    let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                    (p.name, p.arguments)
+                });
+                let handler = read_lock(&self.inner.tools)
+                    .iter()
+                    .find(|t| t.tool.name == name)
+                    .map(|t| Arc::clone(&t.handler))
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                let round = ctx.asker().clone();
+                // A modern call may end `input_required`, with a state bound to the tool
+                // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
+                // of what the handler consumes, unless the binding is known already (a
+                // retry's state was verified against it).
+                let kept_arguments = match &round {
+                    Asker::Modern(r) if !r.is_bound() => {
+                        Some(arguments.clone().map_or(Value::Null, Value::Object))
+                    }
+                    _ => None,
+                };
+                let result = handler(arguments.unwrap_or_default(), ctx).await;
+                let arguments = kept_arguments.unwrap_or(Value::Null);
+                if let Some(answer) =
+                    input_required(v, info, &round, &Value::String(name), &arguments)?
+                {
+                    return Ok(answer);
+                }
+                shape::tool_result(v, info, result?)
+            }
+            McpMethod::ReadResource => {
+                self.require("resources", method)?;
+                let uri = by_revision!(v, |m| {
+                    decode_params::<m::methods::ReadResource>(owned_params)?.uri
+                });
+                let found = read_lock(&self.inner.resources)
+                    .iter()
+                    .find(|r| r.resource.uri == uri)
+                    .map(|r| (Arc::clone(&r.handler), BTreeMap::new()))
+                    .or_else(|| {
+                        self.inner.templates.iter().find_map(|t| {
+                            t.parsed
+                                .matches(&uri)
+                                .map(|vars| (Arc::clone(&t.handler), vars))
+                        })
+                    });
+                let Some((handler, vars)) = found else {
+                    return Err(resource_not_found(v, &uri));
+                };
+                let round = ctx.asker().clone();
+                let contents = handler(uri.clone(), vars, ctx).await;
+                let target = Value::String(uri.clone());
+                if let Some(answer) = input_required(v, info, &round, &target, &Value::Null)? {
+                    return Ok(answer);
+                }
+                let contents = contents?;
+                if contents.is_empty() {
+                    return Err(resource_not_found(v, &uri));
+                }
+                shape::read_resource(v, info, contents)
+            }
+            McpMethod::GetPrompt => {
+                self.require("prompts", method)?;
+                by_revision!(v, |m| check_params::<m::methods::GetPrompt>(params))?;
+                let name = string_arg(params, "name")?;
+                let (prompt, handler) = read_lock(&self.inner.prompts)
+                    .iter()
+                    .find(|p| p.prompt.name == name)
+                    .map(|p| (p.prompt.clone(), Arc::clone(&p.handler)))
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
+                let args = object_arg(params, "arguments");
+                if let Some(missing) = prompt
+                    .arguments
+                    .iter()
+                    .find(|a| a.required == Some(true) && !args.contains_key(&a.name))
+                {
+                    return Err(RpcError::invalid_params(format!(
+                        "missing required argument `{}`",
+                        missing.name
+                    )));
+                }
+                let round = ctx.asker().clone();
+                let result = handler(args, ctx).await;
+                let (target, arguments) = binding_parts(method, params);
+                if let Some(answer) = input_required(v, info, &round, target, arguments)? {
+                    return Ok(answer);
+                }
+                shape::get_prompt(v, info, &result?)
+            }
+            McpMethod::Complete => {
+                let Some(handler) = self.inner.completion.clone() else {
+                    return Err(RpcError::method_not_found(method.name()));
+                };
+                by_revision!(v, |m| check_params::<m::methods::Complete>(params))?;
+                let r = params.and_then(|p| p.get("ref"));
+                let a = params.and_then(|p| p.get("argument"));
+                let text = |v: Option<&Value>, k: &str| {
+                    v.and_then(|v| v.get(k))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let request = CompletionRequest {
+                    ref_type: text(r, "type"),
+                    ref_name: r
+                        .and_then(|r| r.get("name").or_else(|| r.get("uri")))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    argument: text(a, "name"),
+                    value: text(a, "value"),
+                    context: params
+                        .and_then(|p| p.get("context"))
+                        .and_then(|c| c.get("arguments"))
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default(),
+                };
+                let completion = handler(request, ctx).await?;
+                shape::complete(v, info, &completion)
+            }
+            McpMethod::SubscriptionsListen => self.listen(v, params, ctx).await,
+            // Tasks (2025-11-25, experimental): not offered; the capability is never
+            // declared, so a conforming client does not call these.
+            _ => Err(RpcError::method_not_found(method.name())),
+        }
+    }
+
+    fn require(&self, capability: &str, method: McpMethod) -> Result<(), RpcError> {
+        if self.declares(capability) {
+            Ok(())
+        } else {
+            Err(RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {method} (this server does not offer {capability})"),
+            ))
+        }
+    }
+
+    /// Runs `f` on a tool's input schema, by name (`None`: no such tool), without copying
+    /// the schema.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_tool_input_schema<R>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&Value) -> R,
+    ) -> Option<R> {
+        read_lock(&self.inner.tools)
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| f(&t.tool.input_schema))
+    }
+
+    /// Whether `uri` names a resource this server has (direct or by template).
+    pub(crate) fn has_resource(&self, uri: &str) -> bool {
+        read_lock(&self.inner.resources)
+            .iter()
+            .any(|r| r.resource.uri == uri)
+            || self
+                .inner
+                .templates
+                .iter()
+                .any(|t| t.parsed.matches(uri).is_some())
+    }
+}
+
+/// A modern handler that asked for something unanswered is answered `input_required`,
+/// whatever it returned (even if it turned the ask's error into a result of its own).
+/// `target` and `arguments` are what the request's state is bound to.
+fn input_required(
+    v: ProtocolVersion,
+    info: &Implementation,
+    asker: &Asker,
+    target: &Value,
+    arguments: &Value,
+) -> Result<Option<Encoded>, RpcError> {
+    match asker {
+        Asker::Modern(round) => match round.input_required(target, arguments) {
+            Some((requests, state)) => shape::input_required(v, info, requests, state).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}

@@ -1,0 +1,107 @@
+//! One POST served: its frame handed to a connection, and what comes back turned into the HTTP answer (202, JSON, or an SSE stream stored for resumption).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use tokio::sync::mpsc;
+
+use super::event_store::SessionStreams;
+use super::responses::{json_response, shutting_down, sse_event, sse_response};
+use super::sessions::AppState;
+use crate::server::connection::Connection;
+use crate::wire::{Frame, Outgoing};
+
+/// How JSON-RPC errors map to HTTP statuses (stateless wire only).
+#[derive(Clone, Copy)]
+pub(super) enum StatusMap {
+    Modern,
+}
+
+pub(super) fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCode {
+    match (map, answer.error_code()) {
+        (Some(StatusMap::Modern), Some(-32601)) => StatusCode::NOT_FOUND,
+        (Some(StatusMap::Modern), Some(-32022..=-32020)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// Sends a POST body into a connection and turns what comes back into the HTTP answer:
+/// 202 for notifications and responses only; JSON when the answer comes first; else an
+/// SSE stream of the request's notifications followed by its answer.
+pub(super) async fn dispatch(
+    conn: &Arc<Connection>,
+    frame: Frame,
+    map: Option<StatusMap>,
+    streams: Option<&SessionStreams>,
+    stateless: Option<InProgress>,
+) -> Response {
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
+    let requests = conn.handle_parsed(frame, &tx).await;
+    drop(tx);
+    if requests == 0 {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    // A stateless request lives as long as its HTTP exchange: if the client goes away
+    // before the first message (`stateless` is dropped with this future) or the server
+    // closes, its handler is cancelled.
+    let first = match &stateless {
+        Some(p) => tokio::select! {
+            first = rx.recv() => first,
+            () = p.state.closing.cancelled() => return shutting_down(),
+        },
+        None => rx.recv().await,
+    };
+    let Some(first) = first else {
+        // Every request was cancelled: nothing to say.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if first.is_answer() {
+        return json_response(status_for(map, &first), &first);
+    }
+    // Legacy session: the stream is stored, so that a client that loses it can resume
+    // with `Last-Event-ID` and the request's answer is not lost.
+    if let Some(streams) = streams {
+        let stored = streams.spawn(first, rx);
+        return sse_response(Body::from_stream(stored.reader(0, None)));
+    }
+    // A stateless request's connection lives as long as its stream: when the client goes
+    // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
+    let events = stream::unfold(
+        (Some(first), rx, stateless),
+        |(pending, mut rx, guard)| async move {
+            let next = match (pending, &guard) {
+                (Some(v), _) => Some(v),
+                (None, Some(p)) => tokio::select! {
+                    next = rx.recv() => next,
+                    () = p.state.closing.cancelled() => None,
+                },
+                (None, None) => rx.recv().await,
+            };
+            next.map(|v| {
+                (
+                    Ok::<_, std::convert::Infallible>(sse_event(&v, None)),
+                    (None, rx, guard),
+                )
+            })
+        },
+    );
+    sse_response(Body::from_stream(events))
+}
+
+/// A stateless request being answered: counted for the graceful shutdown; when dropped
+/// (answered, or its client gone) its connection is closed, cancelling what still runs.
+pub(super) struct InProgress {
+    pub(super) conn: Arc<Connection>,
+    pub(super) state: Arc<AppState>,
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.conn.close();
+        self.state.stateless_active.fetch_sub(1, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,134 @@
+//! The HTTP+SSE transport of 2024-11-05: `GET /sse` opens a session whose stream names the POST URL; `POST /messages` delivers to it.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use tokio::sync::mpsc;
+
+use super::guard::check_host;
+use super::responses::{rpc_error, session_not_found, shutting_down, sse_event, sse_response};
+use super::sessions::{find_session, lock, new_session_id, AppState, Session};
+use crate::server::connection::Connection;
+use crate::wire::{ErrorCode, Outgoing};
+
+/// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
+/// connection; every answer and notification then arrives on the stream.
+pub(super) async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    if state.stopping.is_cancelled() {
+        return shutting_down();
+    }
+    if lock(&state.sessions).len() >= state.config.max_sessions {
+        return rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            "Too many sessions",
+        );
+    }
+    let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
+    let conn = Connection::new(state.server.clone(), tx.clone());
+    let id = new_session_id();
+    let session = Arc::new(Session {
+        conn,
+        streams: None,
+        get_open: Arc::new(AtomicBool::new(false)),
+        sse_sink: Some(tx),
+        last_seen: Mutex::new(Instant::now()),
+    });
+    lock(&state.sessions).insert(id.clone(), Arc::clone(&session));
+    let endpoint = Bytes::from(format!(
+        "event: endpoint\ndata: /messages?sessionId={id}\n\n"
+    ));
+    let guard = SseGuard {
+        state: Arc::downgrade(&state),
+        id,
+        rx,
+    };
+    let events =
+        stream::once(async move { Ok::<_, std::convert::Infallible>(endpoint) }).chain_with(guard);
+    sse_response(Body::from_stream(events))
+}
+
+/// Ends an HTTP+SSE session when its stream goes away.
+pub(super) struct SseGuard {
+    pub(super) state: std::sync::Weak<AppState>,
+    pub(super) id: String,
+    pub(super) rx: mpsc::Receiver<Outgoing>,
+}
+
+impl Drop for SseGuard {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.upgrade() {
+            if let Some(session) = lock(&state.sessions).remove(&self.id) {
+                session.conn.close();
+            }
+        }
+    }
+}
+
+pub(super) trait ChainWith {
+    fn chain_with(
+        self,
+        guard: SseGuard,
+    ) -> futures_util::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>>;
+}
+
+impl<S> ChainWith for S
+where
+    S: futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
+{
+    fn chain_with(
+        self,
+        guard: SseGuard,
+    ) -> futures_util::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>> {
+        use futures_util::StreamExt;
+        let rest = stream::unfold(guard, |mut guard| async move {
+            let message = guard.rx.recv().await?;
+            Some((Ok(sse_event(&message, Some("message"))), guard))
+        });
+        self.chain(rest).boxed()
+    }
+}
+
+pub(super) async fn post_messages(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    if let Err(r) = check_host(&state.config, &headers) {
+        return r;
+    }
+    let Some(session_id) = query.get("sessionId") else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode(-32000),
+            "Bad Request: sessionId is required",
+        );
+    };
+    let session = match find_session(&state, session_id) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let Some(sink) = session.sse_sink.clone() else {
+        return session_not_found();
+    };
+    *lock(&session.last_seen) = Instant::now();
+    // Backpressure: while the client does not read its stream and the stream's queue is
+    // full, its POSTs wait here instead of piling up answers in memory.
+    drop(sink.reserve().await);
+    session.conn.handle_frame(&body, &sink).await;
+    StatusCode::ACCEPTED.into_response()
+}

@@ -1,0 +1,185 @@
+//! HTTP: Streamable HTTP on one endpoint for both eras (legacy sessions of 2025-03-26 …
+//! 2025-11-25, stateless 2026-07-28 requests), and the old HTTP+SSE transport of
+//! 2024-11-05 (`GET /sse` + `POST /messages`). DNS-rebinding protection, a body limit
+//! and a session cap are on by default.
+
+mod event_store;
+mod exchange;
+mod guard;
+mod legacy_sse;
+mod responses;
+mod sessions;
+mod stateless;
+mod streamable;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use sessions::{spawn_reaper, AppState};
+use tokio::sync::mpsc;
+
+use crate::cancel::CancellationToken;
+use crate::server::Server;
+
+/// HTTP settings, with safe defaults.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// Host names accepted in `Host` and `Origin` (port ignored). Default: loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// At most this many live legacy sessions (further `initialize` get 503). Default 1000.
+    pub max_sessions: usize,
+    /// A legacy session unused for this long ends. Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Serve the standalone GET stream of legacy sessions (else 405). Default on.
+    pub get_stream: bool,
+    /// Serve the 2024-11-05 HTTP+SSE transport at `/sse` and `/messages`. Default on.
+    pub legacy_sse: bool,
+    /// Events kept per SSE stream of a legacy session for `Last-Event-ID` replay (the
+    /// oldest are dropped beyond it). Default 1000.
+    pub max_stored_events: usize,
+    /// SSE streams kept per legacy session (finished ones are forgotten first). Default 100.
+    pub max_streams_per_session: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> HttpConfig {
+        HttpConfig {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            max_sessions: 1000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            get_stream: true,
+            legacy_sse: true,
+            max_stored_events: 1000,
+            max_streams_per_session: 100,
+        }
+    }
+}
+
+/// The HTTP routes for `server`: `/mcp` (Streamable HTTP), and `/sse` + `/messages`
+/// (HTTP+SSE) unless disabled.
+pub fn router(server: Server, config: HttpConfig) -> Router {
+    app(server, config).0
+}
+
+fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
+    let limit = server.limits().max_message_bytes;
+    let legacy_sse = config.legacy_sse;
+    let state = Arc::new(AppState {
+        server,
+        config,
+        sessions: Mutex::new(HashMap::new()),
+        stopping: CancellationToken::new(),
+        closing: CancellationToken::new(),
+        stateless_active: AtomicUsize::new(0),
+        no_session: mpsc::channel(1).0,
+    });
+    spawn_reaper(Arc::downgrade(&state), state.config.session_idle_timeout);
+    let mut app = Router::new().route(
+        "/mcp",
+        post(streamable::post_mcp)
+            .get(streamable::get_mcp)
+            .delete(streamable::delete_mcp),
+    );
+    if legacy_sse {
+        app = app
+            .route("/sse", get(legacy_sse::get_sse))
+            .route("/messages", post(legacy_sse::post_messages));
+    }
+    let app = app
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(Arc::clone(&state));
+    (app, state)
+}
+
+/// Serves `server` on `addr` until the process ends.
+pub async fn serve_http(
+    server: Server,
+    addr: SocketAddr,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_listener(server, listener, config).await
+}
+
+/// Serves `server` on `addr` until `shutdown` resolves, then stops gracefully (see
+/// [`serve_listener_with_shutdown`]).
+pub async fn serve_http_with_shutdown(
+    server: Server,
+    addr: SocketAddr,
+    config: HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_listener_with_shutdown(server, listener, config, shutdown).await
+}
+
+/// Serves `server` on an already bound listener (tests bind `127.0.0.1:0`).
+pub async fn serve_listener(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    serve_listener_with_shutdown(server, listener, config, std::future::pending()).await
+}
+
+/// How long connections get to deliver the end of their streams once everything was
+/// closed at the end of the grace period.
+const FLUSH_AFTER_CLOSE: Duration = Duration::from_millis(500);
+
+/// Serves `server` on an already bound listener until `shutdown` resolves (a signal, for
+/// instance), then shuts down gracefully: no new connections are accepted, and new
+/// sessions and stateless requests on open connections get 503; requests in progress get
+/// `Limits::shutdown_grace` to finish (and their answers are delivered); then every
+/// session ends (handlers still running are cancelled, SSE streams end) and, after a
+/// short flush, the function returns `Ok`.
+pub async fn serve_listener_with_shutdown(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    use std::future::IntoFuture;
+    let grace = server.limits().shutdown_grace;
+    let (app, state) = app(server, config);
+    // Nagle's algorithm stalls small SSE writes by ~40 ms per request with some clients.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("TCP_NODELAY: {e}");
+        }
+    });
+    let serving = axum::serve(listener, app)
+        .with_graceful_shutdown(state.stopping.clone().cancelled_owned())
+        .into_future();
+    tokio::pin!(serving);
+    tokio::pin!(shutdown);
+    tokio::select! {
+        result = &mut serving => return result,
+        () = &mut shutdown => {}
+    }
+    tracing::info!(?grace, "shutting down");
+    state.stopping.cancel();
+    let deadline = tokio::time::Instant::now() + grace;
+    tokio::select! {
+        // Every connection ended (no stream was open).
+        result = &mut serving => {
+            state.close_all();
+            return result;
+        }
+        () = state.drained(deadline) => {}
+    }
+    state.close_all();
+    match tokio::time::timeout(FLUSH_AFTER_CLOSE, &mut serving).await {
+        Ok(result) => result,
+        // A peer that does not read its stream's end is not waited for.
+        Err(_) => Ok(()),
+    }
+}

@@ -1,0 +1,105 @@
+//! The fast path of frame parsing: a single message's envelope read in place.
+
+use std::fmt;
+
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::message::{Invalid, Message};
+use super::RequestId;
+
+/// The members as written: `Some` whenever the key is present, even with `null` (so
+/// `"id": null` is not mistaken for an absent id). Strings are borrowed: one with
+/// escapes does not decode as `&str`, and the message takes the general path. `id` and
+/// `params` are parsed in place, in the same pass and under the same nesting limit as
+/// the general path's (borrowing them as text first would scan them twice more:
+/// skipping, then checking UTF-8, then parsing); `result` and `error` only send the
+/// message to the general path, so they are skipped as text.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
+    id: Option<Value>,
+    method: Option<&'a str>,
+    params: Option<Value>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+/// Written out rather than derived (serde's derive would be the only one in a minimal
+/// server's build). Only an object decodes; a duplicate or unknown member is an error,
+/// so the general path takes the message — skipping an unknown member here would not
+/// apply the parser's nesting limit that the general path applies.
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = Envelope<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+                fn put<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+                    if slot.is_some() {
+                        return Err(E::custom("duplicate member"));
+                    }
+                    *slot = Some(value);
+                    Ok(())
+                }
+                let mut e = Envelope::default();
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    match key {
+                        "jsonrpc" => put(&mut e.jsonrpc, map.next_value()?)?,
+                        "id" => put(&mut e.id, map.next_value()?)?,
+                        "method" => put(&mut e.method, map.next_value()?)?,
+                        "params" => put(&mut e.params, map.next_value()?)?,
+                        "result" => put(&mut e.result, map.next_value()?)?,
+                        "error" => put(&mut e.error, map.next_value()?)?,
+                        _ => return Err(A::Error::custom("unknown member")),
+                    }
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+/// `Err`: the bytes are not JSON. `Ok(None)`: JSON the fast path declines (the caller
+/// parses it as a `Value`). `Ok(Some(..))`: the message, or why it is invalid, exactly
+/// as [`super::parse_message`] would say.
+#[allow(clippy::result_large_err)]
+pub(super) fn parse(bytes: &[u8]) -> Result<Option<Result<Message, Invalid>>, serde_json::Error> {
+    let envelope: Envelope<'_> = match serde_json::from_slice(bytes) {
+        Ok(e) => e,
+        Err(e) if e.is_data() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (Some(jsonrpc), Some(method)) = (envelope.jsonrpc, envelope.method) else {
+        // Responses, and messages missing a member, keep the one general path.
+        return Ok(None);
+    };
+    if envelope.result.is_some() || envelope.error.is_some() || jsonrpc != "2.0" {
+        return Ok(None);
+    }
+    let id = match &envelope.id {
+        None => None,
+        Some(value) => match RequestId::from_value(value) {
+            Some(id) => Some(id),
+            None => return Ok(None),
+        },
+    };
+    let params = match envelope.params {
+        None => None,
+        Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
+        Some(_) => return Ok(None),
+    };
+    let method = method.to_owned();
+    Ok(Some(Ok(match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    })))
+}

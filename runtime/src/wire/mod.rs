@@ -1,0 +1,19 @@
+//! The wire: JSON-RPC 2.0 as bytes, independent of any MCP revision. What arrives is
+//! parsed once into [`Frame`]s of [`Message`]s; what leaves is an [`Outgoing`], encoded
+//! once and shared as bytes by every transport.
+
+pub mod encode;
+mod envelope;
+mod error;
+mod map_key;
+mod message;
+mod outgoing;
+
+pub use error::{ErrorCode, RpcError};
+pub use message::RequestId;
+pub use message::{
+    member, parse_frame, parse_frame_general, parse_message, Frame, Invalid, Message,
+};
+pub use outgoing::{
+    batch, error_response, notification, request, result_response, Encoded, Outgoing, OutgoingKind,
+};
