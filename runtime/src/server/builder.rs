@@ -9,11 +9,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use super::registry::{
-    CompleteFn, Listed, PromptEntry, PromptFn, ResourceEntry, ResourceFn, TemplateEntry, ToolEntry,
-    ToolFn,
-};
-use super::{CompletionRequest, Inner, Limits, Server};
+use super::handler::{box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn};
+use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::{Inner, Limits, Server};
 use crate::model::{
     Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
     Tool, ToolResult,
@@ -63,14 +61,6 @@ fn schema_of<T: schemars::JsonSchema>() -> Value {
         obj.remove("title");
     }
     schema
-}
-
-pub(super) fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
-where
-    F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
-{
-    Arc::new(move |args, ctx| Box::pin(handler(args, ctx)))
 }
 
 impl ServerBuilder {

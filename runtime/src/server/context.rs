@@ -12,7 +12,7 @@ use crate::protocol::logging::LogFilter;
 use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::ProtocolVersion;
-use crate::server::ServerEvent;
+use crate::server::events::ServerEvent;
 use crate::wire::{self, RequestId, RpcError};
 
 /// The context of one request: a narrow handle on the request's client and on the

@@ -5,6 +5,8 @@
 mod builder;
 pub(crate) mod connection;
 pub(crate) mod context;
+mod events;
+mod handler;
 mod listen;
 mod registry;
 mod router;
@@ -12,12 +14,9 @@ mod uri_template;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 
-use registry::{
-    write_lock, CompleteFn, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry,
-};
+use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
@@ -27,37 +26,9 @@ use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
 
 pub use builder::ServerBuilder;
-
-/// A boxed, sendable future: what handlers return.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// What `completion/complete` asks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CompletionRequest {
-    /// `ref/prompt` or `ref/resource`.
-    pub ref_type: String,
-    /// The prompt name or resource URI (template).
-    pub ref_name: String,
-    /// The argument being completed.
-    pub argument: String,
-    /// What the user typed so far.
-    pub value: String,
-    /// Other arguments already given (2025-06-18+ `context.arguments`).
-    pub context: Map<String, Value>,
-}
-
-/// A change the server announces to its clients.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerEvent {
-    /// The tool list changed.
-    ToolsChanged,
-    /// The prompt list changed.
-    PromptsChanged,
-    /// The resource list changed.
-    ResourcesChanged,
-    /// A resource's contents changed.
-    ResourceUpdated(String),
-}
+pub use events::ServerEvent;
+use handler::CompleteFn;
+pub use handler::{BoxFuture, CompletionRequest};
 
 /// Limits, with defaults; all configurable on the builder.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,7 +160,7 @@ impl Server {
     {
         let entry = ToolEntry {
             tool,
-            handler: builder::box_tool(handler),
+            handler: handler::box_tool(handler),
         };
         {
             let mut tools = write_lock(&self.inner.tools);

@@ -1,34 +1,16 @@
 //! What the author registered — tools, resources, templates, prompts, completion — with each list's encoded pages cached per revision and opaque cursors.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{BoxFuture, CompletionRequest};
-use crate::model::{
-    Completion, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate, Tool,
-    ToolResult,
-};
+use super::handler::{PromptFn, ResourceFn, ToolFn};
+use crate::model::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::version::ProtocolVersion;
-use crate::server::context::Context;
 use crate::server::uri_template::UriTemplate;
 use crate::wire::{Encoded, RpcError};
-
-pub(super) type ToolFn =
-    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<ToolResult, RpcError>> + Send + Sync;
-pub(super) type ResourceFn = dyn Fn(
-        String,
-        BTreeMap<String, String>,
-        Context,
-    ) -> BoxFuture<Result<Vec<ResourceContents>, RpcError>>
-    + Send
-    + Sync;
-pub(super) type PromptFn =
-    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<PromptResult, RpcError>> + Send + Sync;
-pub(super) type CompleteFn =
-    dyn Fn(CompletionRequest, Context) -> BoxFuture<Result<Completion, RpcError>> + Send + Sync;
 
 pub(super) struct ToolEntry {
     pub(super) tool: Tool,

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use mcp_generated::support::FromValue;
 use serde_json::{Map, Value};
 
+use super::handler::CompletionRequest;
 use super::registry::{decode_cursor, read_lock};
-use super::{resource_not_found, CompletionRequest, Server};
+use super::{resource_not_found, Server};
 use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::asks::{binding_parts, Asker};
 use crate::protocol::method::McpMethod;

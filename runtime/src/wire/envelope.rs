@@ -7,8 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::message::{Invalid, Message};
-use super::RequestId;
+use super::message::{Invalid, Message, RequestId};
 
 /// The members as written: `Some` whenever the key is present, even with `null` (so
 /// `"id": null` is not mistaken for an absent id). Strings are borrowed: one with

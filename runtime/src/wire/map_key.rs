@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::ser::{self, Serialize};
 
-use super::encode::{write_str, EncodeError};
+use super::json_text::{write_str, EncodeError};
 
 /// Map keys: strings, and numbers and booleans written as strings, as serde_json does.
 pub(super) struct MapKey<'a> {

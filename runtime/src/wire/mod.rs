@@ -5,15 +5,15 @@
 pub mod encode;
 mod envelope;
 mod error;
+mod json_text;
 mod map_key;
 mod message;
 mod outgoing;
+mod parse;
 
 pub use error::{ErrorCode, RpcError};
-pub use message::RequestId;
-pub use message::{
-    member, parse_frame, parse_frame_general, parse_message, Frame, Invalid, Message,
-};
+pub use message::{Frame, Invalid, Message, RequestId};
 pub use outgoing::{
     batch, error_response, notification, request, result_response, Encoded, Outgoing, OutgoingKind,
 };
+pub use parse::{member, parse_frame, parse_frame_general, parse_message};

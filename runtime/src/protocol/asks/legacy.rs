@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::Ask;
+use super::ask::Ask;
 use crate::cancel::{first, First};
 use crate::protocol::peer::Peer;
 use crate::wire::{RequestId, RpcError};

@@ -9,7 +9,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::Ask;
+use super::ask::Ask;
 use crate::protocol::method::{self, McpMethod};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::RpcError;

@@ -3,8 +3,8 @@
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 
+use super::config::HttpConfig;
 use super::responses::rpc_error;
-use super::HttpConfig;
 use crate::protocol::http_headers;
 use crate::wire::ErrorCode;
 

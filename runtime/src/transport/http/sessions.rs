@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use axum::response::Response;
 use tokio::sync::mpsc;
 
+use super::config::HttpConfig;
 use super::event_store::SessionStreams;
 use super::responses::session_not_found;
-use super::HttpConfig;
 use crate::cancel::CancellationToken;
 use crate::server::connection::Connection;
 use crate::server::Server;

@@ -10,11 +10,18 @@ use serde_json::Value;
 use super::exchange::{dispatch, InProgress, StatusMap};
 use super::responses::{json_response, shutting_down};
 use super::sessions::AppState;
-use super::streamable::Probe;
 use crate::protocol::http_headers;
 use crate::protocol::method::McpMethod;
 use crate::server::connection::Connection;
-use crate::wire::{self, ErrorCode, Frame, RpcError};
+use crate::wire::{self, ErrorCode, Frame, RequestId, RpcError};
+
+/// What routing and the stateless checks read of a POST without a session.
+pub(super) struct Probe<'a> {
+    /// The id an error answer carries (none for a response or an unreadable id).
+    pub(super) id: Option<RequestId>,
+    pub(super) method: &'a str,
+    pub(super) params: Option<&'a Value>,
+}
 
 /// Validates a stateless (2026-07-28) request's headers against its body, in the order
 /// the spec gives: the answer refusing it, or `None` when it may be served.

@@ -17,7 +17,7 @@ use super::exchange::dispatch;
 use super::guard::{check_host, header_str};
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
-use super::stateless::{stateless, stateless_refusal};
+use super::stateless::{stateless, stateless_refusal, Probe};
 use crate::protocol::http_headers;
 use crate::protocol::method::McpMethod;
 use crate::protocol::version::{Era, ProtocolVersion};
@@ -144,14 +144,6 @@ pub(super) async fn post_mcp(
         ErrorCode(-32000),
         "Bad Request: invalid or missing session ID",
     )
-}
-
-/// What routing and the stateless checks read of a POST without a session.
-pub(super) struct Probe<'a> {
-    /// The id an error answer carries (none for a response or an unreadable id).
-    pub(super) id: Option<RequestId>,
-    pub(super) method: &'a str,
-    pub(super) params: Option<&'a Value>,
 }
 
 pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {

@@ -1,0 +1,54 @@
+//! What an author's handlers are, once boxed: the closures the builder takes, stored
+//! behind one signature per kind (tool, resource, prompt, completion).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::model::{Completion, PromptResult, ResourceContents, ToolResult};
+use crate::server::context::Context;
+use crate::wire::RpcError;
+
+/// A boxed, sendable future: what handlers return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What `completion/complete` asks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletionRequest {
+    /// `ref/prompt` or `ref/resource`.
+    pub ref_type: String,
+    /// The prompt name or resource URI (template).
+    pub ref_name: String,
+    /// The argument being completed.
+    pub argument: String,
+    /// What the user typed so far.
+    pub value: String,
+    /// Other arguments already given (2025-06-18+ `context.arguments`).
+    pub context: Map<String, Value>,
+}
+
+pub(super) type ToolFn =
+    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<ToolResult, RpcError>> + Send + Sync;
+pub(super) type ResourceFn = dyn Fn(
+        String,
+        BTreeMap<String, String>,
+        Context,
+    ) -> BoxFuture<Result<Vec<ResourceContents>, RpcError>>
+    + Send
+    + Sync;
+pub(super) type PromptFn =
+    dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<PromptResult, RpcError>> + Send + Sync;
+pub(super) type CompleteFn =
+    dyn Fn(CompletionRequest, Context) -> BoxFuture<Result<Completion, RpcError>> + Send + Sync;
+
+/// A tool handler, boxed.
+pub(super) fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
+where
+    F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+{
+    Arc::new(move |args, ctx| Box::pin(handler(args, ctx)))
+}
