@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod behaviour;
+mod config;
 pub mod diff;
 pub mod error;
 pub mod ir;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use config::{Config, Output};
 pub use error::{Error, Result};
 pub use load::{LoadedSchema, SchemaSource};
 pub use manifest::{Dialect, Layout, Manifest, Revision};
@@ -109,9 +111,9 @@ pub fn render_fixture(name: &str, schema: &Value) -> Result<String> {
     Ok(prettyplease::unparse(&file))
 }
 
-/// Where the files of one revision module live.
+/// Where the files of one revision module live, in the default [`Output`].
 pub fn module_dir(revision: &Revision) -> String {
-    format!("generated/src/{}", revision.module_name())
+    Output::default().module_dir(revision)
 }
 
 /// The path of the committed protocol diff.
@@ -120,6 +122,11 @@ pub const PROTOCOL_CHANGES_PATH: &str = "docs/protocol-changes.md";
 /// Generates every file for `inputs` (all revisions of the manifest, oldest first).
 /// Deterministic: the same inputs give byte-identical files, sorted by path.
 pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
+    generate_into(&Output::default(), inputs)
+}
+
+/// [`generate`] with the files placed as `output` says.
+pub fn generate_into(output: &Output, inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
     for input in inputs {
         check_behaviour(input)?;
     }
@@ -133,11 +140,11 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
     let revisions: Vec<Revision> = inputs.iter().map(|i| i.revision.clone()).collect();
     let mut files = vec![
         GeneratedFile {
-            path: "generated/Cargo.toml".into(),
+            path: output.in_crate("Cargo.toml"),
             contents: render::cargo_toml(&revisions),
         },
         GeneratedFile {
-            path: "generated/src/revisions.rs".into(),
+            path: output.in_crate("src/revisions.rs"),
             contents: render::revisions_file(
                 &revisions,
                 &analysed
@@ -147,17 +154,17 @@ pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
             )?,
         },
         GeneratedFile {
-            path: PROTOCOL_CHANGES_PATH.into(),
+            path: output.protocol_changes.clone(),
             contents: protocol_changes(&analysed),
         },
     ];
     let printed = pipeline::print(&analysed)?;
     files.push(GeneratedFile {
-        path: "generated/src/shared.rs".into(),
+        path: output.in_crate("src/shared.rs"),
         contents: printed.shared,
     });
     for (a, (types, methods)) in analysed.iter().zip(printed.revisions) {
-        let dir = module_dir(&a.revision);
+        let dir = output.module_dir(&a.revision);
         files.push(GeneratedFile {
             path: format!("{dir}/mod.rs"),
             contents: render::module_file(&a.revision),

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mcp_codegen::{load, Layout, Manifest, NewRevisionSource, SchemaSource};
+use mcp_codegen::{load, Config, Layout, Manifest, NewRevisionSource, SchemaSource};
 
 /// Generates versioned Rust bindings from the official MCP JSON Schemas.
 #[derive(Debug, Parser)]
@@ -98,16 +98,19 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
-    let layout = Layout::new(cli.root.clone().unwrap_or_else(find_root));
-    let source = SchemaSource {
-        cache_dir: layout.cache_dir(),
-        mirror: cli.from.clone(),
-        network: !cli.offline,
-        progress: true,
-    };
+    let mut config = Config::new(cli.root.clone().unwrap_or_else(find_root));
+    config.progress(true);
+    if let Some(dir) = &cli.from {
+        config.schema_mirror(dir);
+    }
+    if cli.offline {
+        config.offline();
+    }
+    let layout = config.layout().clone();
+    let source = config.source().clone();
     match cli.command {
         Command::Fetch => {
-            let manifest = Manifest::load(&layout.manifest_path())?;
+            let manifest = config.load_manifest()?;
             for rev in &manifest.revisions {
                 let loaded = load::load(rev, &source)?;
                 let origin = match loaded.origin {
@@ -124,21 +127,22 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate { revision } => {
-            let manifest = Manifest::load(&layout.manifest_path())?;
-            let inputs = mcp_codegen::load_inputs(&manifest, &source, None)?;
+            let manifest = config.load_manifest()?;
+            let inputs = config.load_inputs()?;
             if let Some(r) = &revision {
                 manifest.get(r)?;
             }
             let started = std::time::Instant::now();
-            let mut files = mcp_codegen::generate(&inputs)?;
+            let mut files = mcp_codegen::generate_into(config.output(), &inputs)?;
             let elapsed = started.elapsed();
             if let Some(r) = &revision {
-                let prefix = format!("{}/", mcp_codegen::module_dir(manifest.get(r)?));
+                let output = config.output();
+                let prefix = format!("{}/", output.module_dir(manifest.get(r)?));
                 let other_modules: Vec<String> = manifest
                     .revisions
                     .iter()
                     .filter(|x| &x.id != r)
-                    .map(|x| format!("{}/", mcp_codegen::module_dir(x)))
+                    .map(|x| format!("{}/", output.module_dir(x)))
                     .collect();
                 files.retain(|f| {
                     f.path.starts_with(&prefix)
@@ -162,12 +166,9 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check => {
-            let manifest = Manifest::load(&layout.manifest_path())?;
-            let inputs = mcp_codegen::load_inputs(&manifest, &source, None)?;
-            let files = mcp_codegen::generate(&inputs)?;
-            let stale = mcp_codegen::stale_files(&layout.root, &files);
+            let stale = config.check()?;
             if stale.is_empty() {
-                println!("generated code is fresh ({} files)", files.len());
+                println!("generated code is fresh");
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!(
@@ -184,14 +185,14 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             from_revision,
             to_revision,
         } => {
-            let manifest = Manifest::load(&layout.manifest_path())?;
+            let manifest = config.load_manifest()?;
             let a = analysed(&manifest, &source, &from_revision)?;
             let b = analysed(&manifest, &source, &to_revision)?;
             print!("{}", mcp_codegen::diff::diff(&a.summary(), &b.summary()));
             Ok(ExitCode::SUCCESS)
         }
         Command::Digest { revision } => {
-            let manifest = Manifest::load(&layout.manifest_path())?;
+            let manifest = config.load_manifest()?;
             print!("{}", analysed(&manifest, &source, &revision)?.digest());
             Ok(ExitCode::SUCCESS)
         }

@@ -723,3 +723,43 @@ fn a_serde_attribute_the_impls_do_not_write_is_an_error() {
         "{msg}"
     );
 }
+
+/// The configuration object places every file where it is told, and `check` names the
+/// files missing from a fresh layout.
+#[test]
+fn config_places_the_output_where_it_is_told() {
+    let mut config = mcp_codegen::Config::workspace();
+    config
+        .offline()
+        .generated_crate("vendor/mcp-types")
+        .protocol_changes("notes/changes.md");
+    let files = config.files().expect("generate");
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    assert!(paths.contains(&"vendor/mcp-types/Cargo.toml"), "{paths:?}");
+    assert!(paths.contains(&"vendor/mcp-types/src/revisions.rs"));
+    assert!(paths.contains(&"vendor/mcp-types/src/v2025_06_18/types.rs"));
+    assert!(paths.contains(&"notes/changes.md"));
+    assert!(
+        paths
+            .iter()
+            .all(|p| p.starts_with("vendor/mcp-types/") || *p == "notes/changes.md"),
+        "{paths:?}"
+    );
+    // The same bytes as the default layout, only placed elsewhere.
+    let default = mcp_codegen::Config::workspace()
+        .offline()
+        .files()
+        .expect("generate");
+    assert_eq!(files.len(), default.len());
+    let stale = config.check().expect("check");
+    assert_eq!(
+        stale.len(),
+        files.len(),
+        "nothing is there yet: every file is stale"
+    );
+    assert!(mcp_codegen::Config::workspace()
+        .offline()
+        .check()
+        .expect("check")
+        .is_empty());
+}
