@@ -13,8 +13,8 @@ use mcp_runtime::model::{
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
     Tool, ToolAnnotations, ToolResult,
 };
-use mcp_runtime::Ask;
-use mcp_runtime::{RpcError, Server, ServerEvent};
+use mcp_runtime::model::{Elicitation, SamplingRequest};
+use mcp_runtime::{Ask, AskError, AskErrorKind, RpcError, Server, ServerEvent, ToolError};
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -74,7 +74,7 @@ fn user(content: Content) -> PromptMessage {
     PromptMessage::user(content)
 }
 
-fn ok(result: ToolResult) -> Result<ToolResult, RpcError> {
+fn ok(result: ToolResult) -> Result<ToolResult, ToolError> {
     Ok(result)
 }
 
@@ -123,21 +123,19 @@ fn sampled_text(create_message_result: &Value) -> String {
 
 fn elicitation_result(
     label: &str,
-    answer: Result<Value, RpcError>,
-) -> Result<ToolResult, RpcError> {
-    match answer {
-        Ok(a) => ok(ToolResult::text(format!(
-            "{label}: action={}, content={}",
-            a["action"].as_str().unwrap_or_default(),
-            a.get("content").cloned().unwrap_or(json!({}))
-        ))),
+    answer: Result<Elicitation<serde_json::Map<String, Value>>, AskError>,
+) -> Result<ToolResult, ToolError> {
+    let (action, content) = match answer {
+        Ok(Elicitation::Accept(content)) => ("accept", Value::Object(content)),
+        Ok(Elicitation::Decline) => ("decline", json!({})),
+        Ok(Elicitation::Cancel) => ("cancel", json!({})),
         // In 2026-07-28 the first pass ends here and the runtime answers input_required.
-        Err(e) if e.code == mcp_runtime::__internal::INPUT_REQUIRED_MARKER => Err(e),
-        Err(e) => ok(ToolResult::error(format!(
-            "Elicitation failed: {}",
-            e.message
-        ))),
-    }
+        Err(e) if e.kind() == AskErrorKind::InputRequired => return Err(e.into()),
+        Err(e) => return ok(ToolResult::error(format!("Elicitation failed: {e}"))),
+    };
+    ok(ToolResult::text(format!(
+        "{label}: action={action}, content={content}"
+    )))
 }
 
 /// The conformance fixture server.
@@ -207,8 +205,8 @@ pub fn conformance_server() -> Server {
             if ctx.client_supports("sampling") {
                 ok(ToolResult::text("Success"))
             } else {
-                Err(RpcError::new(mcp_runtime::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability: sampling")
-                    .with_data(json!({"requiredCapabilities": {"sampling": {}}})))
+                Err(ToolError::protocol(RpcError::new(mcp_runtime::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability: sampling")
+                    .with_data(json!({"requiredCapabilities": {"sampling": {}}}))))
             }
         })
         .tool(tool("test_streaming_elicitation", "Streaming", "Streams a progress notification, then answers"), |_, ctx| async move {
@@ -231,10 +229,10 @@ pub fn conformance_server() -> Server {
         // multi round-trip input_required results).
         .tool(tool_with_args("test_sampling", "Sampling", "Asks the client's model", json!({"prompt": {"type": "string"}}), &["prompt"]), |args, ctx| async move {
             let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100});
-            match ctx.create_message(params).await {
-                Ok(answer) => ok(ToolResult::text(format!("LLM response: {}", sampled_text(&answer)))),
-                Err(e) => ok(ToolResult::error(format!("Sampling failed: {}", e.message))),
+            match ctx.create_message(SamplingRequest::new(100).user(prompt)).await {
+                Ok(answer) => ok(ToolResult::text(format!("LLM response: {}", answer.text()))),
+                Err(e) if e.kind() == AskErrorKind::InputRequired => Err(e.into()),
+                Err(e) => ok(ToolResult::error(format!("Sampling failed: {e}"))),
             }
         })
         .tool(tool_with_args("test_elicitation", "Elicitation", "Asks the user", json!({"message": {"type": "string"}}), &["message"]), |args, ctx| async move {
@@ -242,7 +240,7 @@ pub fn conformance_server() -> Server {
             let schema = json!({"type": "object", "properties": {
                 "username": {"type": "string", "description": "User's response"},
                 "email": {"type": "string", "description": "User's email address"}}, "required": ["username", "email"]});
-            elicitation_result("User response", ctx.elicit(message, schema).await)
+            elicitation_result("User response", ctx.elicit_with_schema(message, schema).await)
         })
         .tool(tool("test_elicitation_sep1034_defaults", "Elicitation defaults", "Asks with default values"), |_, ctx| async move {
             let schema = json!({"type": "object", "properties": {
@@ -251,7 +249,7 @@ pub fn conformance_server() -> Server {
                 "score": {"type": "number", "default": 95.5},
                 "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
                 "verified": {"type": "boolean", "default": true}}, "required": []});
-            elicitation_result("Elicitation completed", ctx.elicit("Please review the defaults", schema).await)
+            elicitation_result("Elicitation completed", ctx.elicit_with_schema("Please review the defaults", schema).await)
         })
         .tool(tool("test_elicitation_sep1330_enums", "Elicitation enums", "Asks with every enum form"), |_, ctx| async move {
             let schema = json!({"type": "object", "properties": {
@@ -260,7 +258,7 @@ pub fn conformance_server() -> Server {
                 "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
                 "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
                 "titledMulti": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"anyOf": [{"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"}, {"const": "value3", "title": "Third Choice"}]}}}});
-            elicitation_result("Elicitation completed", ctx.elicit("Please choose", schema).await)
+            elicitation_result("Elicitation completed", ctx.elicit_with_schema("Please choose", schema).await)
         })
         .tool(tool("test_input_required_result_elicitation", "Input required: elicitation", "Asks the user's name"), |_, ctx| async move {
             let answer = ctx.ask(vec![(Some("user_name".into()), elicit("What is your name?", "name"))]).await?;

@@ -27,10 +27,13 @@ pub mod transport;
 mod wire;
 
 pub use mcp_generated as generated;
-pub use protocol::asks::Ask;
+pub use protocol::asks::{Ask, AskError, AskErrorKind};
 pub use protocol::version::{Era, Features, ProtocolVersion, VersionSet};
 pub use server::context::Context;
-pub use server::{BoxFuture, CompletionRequest, Limits, Server, ServerBuilder, ServerEvent};
+pub use server::{
+    BoxFuture, CompletionRequest, IntoToolResult, Limits, Server, ServerBuilder, ServerEvent,
+    ToolError,
+};
 pub use wire::{ErrorCode, RequestId, RpcError};
 
 /// Not public API: the internals the crate's own tests, benches and fuzz targets drive
@@ -38,7 +41,6 @@ pub use wire::{ErrorCode, RequestId, RpcError};
 /// functions, negotiation). Nothing here is covered by semver; authors never need it.
 #[doc(hidden)]
 pub mod __internal {
-    pub use crate::protocol::asks::INPUT_REQUIRED_MARKER;
     pub use crate::server::connection::Connection;
     pub use crate::server::SUBSCRIPTION_ID;
     /// Shaping of results and notifications per revision.

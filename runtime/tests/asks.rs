@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use common::{assert_schema_exact, assert_schema_exact_all, method_info, schema};
 use mcp_runtime::model::{Implementation, Prompt, PromptMessage, PromptResult, Tool, ToolResult};
-use mcp_runtime::Ask;
-use mcp_runtime::{Context, Limits, RpcError, Server};
+use mcp_runtime::{Ask, AskError};
+use mcp_runtime::{Context, Limits, Server};
 use serde_json::{json, Value};
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
@@ -225,7 +225,8 @@ fn whats(rev: &str) -> Vec<&'static str> {
 /// Errors the handlers saw from their asks, as `{tool, code, message, data}`.
 type Seen = Arc<Mutex<Vec<Value>>>;
 
-fn record(seen: &Seen, tool: &str, e: &RpcError) {
+fn record(seen: &Seen, tool: &str, e: &AskError) {
+    let e = e.rpc_error();
     seen.lock().unwrap().push(json!({
         "tool": tool,
         "code": e.code.0,
@@ -234,13 +235,26 @@ fn record(seen: &Seen, tool: &str, e: &RpcError) {
     }));
 }
 
-async fn ask_what(ctx: &Context, what: &str) -> Result<Value, RpcError> {
+/// One ask, answered as the client's raw result (what these tests compare).
+async fn ask_one(ctx: &Context, ask: Ask) -> Result<Value, AskError> {
+    let mut answers = ctx.ask(vec![(None, ask)]).await?;
+    Ok(answers.pop().expect("one answer per ask"))
+}
+
+fn elicit_name() -> Ask {
+    Ask::Elicit {
+        message: ELICIT_MESSAGE.into(),
+        requested_schema: name_schema(),
+    }
+}
+
+async fn ask_what(ctx: &Context, what: &str) -> Result<Value, AskError> {
     match what {
-        "elicit" => ctx.elicit(ELICIT_MESSAGE, name_schema()).await,
-        "sample" => ctx.create_message(sampling_params()).await,
-        "sample_tools" => ctx.create_message(sampling_with_tools()).await,
-        "roots" => ctx.list_roots().await,
-        other => Err(RpcError::invalid_params(format!("unknown ask {other}"))),
+        "elicit" => ask_one(ctx, elicit_name()).await,
+        "sample" => ask_one(ctx, Ask::CreateMessage(sampling_params())).await,
+        "sample_tools" => ask_one(ctx, Ask::CreateMessage(sampling_with_tools())).await,
+        "roots" => ask_one(ctx, Ask::ListRoots).await,
+        other => panic!("unknown ask {other}"),
     }
 }
 
@@ -283,7 +297,7 @@ fn asking_server() -> (Server, Seen) {
                     Ok(a) => Ok(ToolResult::text(json!({"answer": a}).to_string())),
                     Err(e) => {
                         record(&seen, "ask", &e);
-                        Err(e)
+                        Err(e.into())
                     }
                 }
             }
@@ -292,15 +306,15 @@ fn asking_server() -> (Server, Seen) {
             let seen = Arc::clone(&s2);
             async move {
                 let run = async {
-                    let name = ctx.elicit(ELICIT_MESSAGE, name_schema()).await?;
-                    let roots = ctx.list_roots().await?;
-                    Ok::<_, RpcError>(json!({"name": name, "roots": roots}))
+                    let name = ask_one(&ctx, elicit_name()).await?;
+                    let roots = ask_one(&ctx, Ask::ListRoots).await?;
+                    Ok::<_, AskError>(json!({"name": name, "roots": roots}))
                 };
                 match run.await {
                     Ok(v) => Ok(ToolResult::text(v.to_string())),
                     Err(e) => {
                         record(&seen, "ask_twice", &e);
-                        Err(e)
+                        Err(e.into())
                     }
                 }
             }
@@ -321,7 +335,7 @@ fn asking_server() -> (Server, Seen) {
                     )),
                     Err(e) => {
                         record(&seen, "ask_keyed", &e);
-                        Err(e)
+                        Err(e.into())
                     }
                 }
             }
@@ -329,11 +343,11 @@ fn asking_server() -> (Server, Seen) {
         .tool(tool("greet"), move |_, ctx| {
             let seen = Arc::clone(&s4);
             async move {
-                match ctx.elicit(ELICIT_MESSAGE, name_schema()).await {
+                match ask_one(&ctx, elicit_name()).await {
                     Ok(a) => Ok(ToolResult::text(json!({"answer": a}).to_string())),
                     Err(e) => {
                         record(&seen, "greet", &e);
-                        Err(e)
+                        Err(e.into())
                     }
                 }
             }
@@ -343,7 +357,7 @@ fn asking_server() -> (Server, Seen) {
             move |_, ctx| {
                 let seen = Arc::clone(&s5);
                 async move {
-                    match ctx.elicit(ELICIT_MESSAGE, name_schema()).await {
+                    match ask_one(&ctx, elicit_name()).await {
                         Ok(a) => {
                             let name = a["content"]["name"].as_str().unwrap_or("?").to_owned();
                             Ok(PromptResult::new([PromptMessage::user(format!(
@@ -352,7 +366,7 @@ fn asking_server() -> (Server, Seen) {
                         }
                         Err(e) => {
                             record(&seen, "prompt greet", &e);
-                            Err(e)
+                            Err(e.into())
                         }
                     }
                 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mcp_runtime::model::{Implementation, Tool, ToolResult};
-use mcp_runtime::{Limits, ProtocolVersion, RpcError, Server, VersionSet};
+use mcp_runtime::{Limits, ProtocolVersion, RpcError, Server, ToolError, VersionSet};
 use serde_json::{json, Value};
 use tokio::io::DuplexStream;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, ReadHalf, WriteHalf};
@@ -101,10 +101,10 @@ fn server_with(limits: Limits, versions: VersionSet) -> Server {
             Ok(ToolResult::text("unreachable"))
         })
         .tool(tool("fails"), |_, _| async move {
-            Err(RpcError::new(
+            Err::<ToolResult, _>(ToolError::protocol(RpcError::new(
                 mcp_runtime::ErrorCode(-32050),
                 "custom failure",
-            ))
+            )))
         });
     for i in 0..7 {
         builder = builder.tool(tool(&format!("t{i}")), |_, _| async {

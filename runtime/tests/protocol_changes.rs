@@ -25,8 +25,8 @@ use mcp_runtime::__internal::wire::Outgoing;
 use mcp_runtime::__internal::Connection;
 use mcp_runtime::__internal::SUBSCRIPTION_ID;
 use mcp_runtime::model::{
-    Annotations, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument, PromptMessage,
-    PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolResult,
+    Annotations, Content, Elicitation, Icon, Implementation, LogLevel, Prompt, PromptArgument,
+    PromptMessage, PromptResult, ResourceContents, ResourceLink, Role, Tool, ToolResult,
 };
 use mcp_runtime::{ErrorCode, Server, ServerEvent, VersionSet};
 use serde_json::{json, Value};
@@ -1263,10 +1263,15 @@ fn asking_server() -> Server {
             Tool::new("ask", "Asks the user's name"),
             |_, ctx| async move {
                 let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
-                let answer = ctx.elicit("Your name?", schema).await?;
-                Ok(ToolResult::text(
-                    answer["content"]["name"].as_str().unwrap_or("?").to_owned(),
-                ))
+                let name = match ctx.elicit_with_schema("Your name?", schema).await? {
+                    Elicitation::Accept(content) => content
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_owned(),
+                    Elicitation::Decline | Elicitation::Cancel => "?".to_owned(),
+                };
+                Ok(ToolResult::text(name))
             },
         )
         .build()

@@ -2,9 +2,13 @@
 //! their answers. These types are revision-neutral; `shape` turns them into each
 //! revision's generated types. They serialize to the newest revision's JSON shape.
 
+mod asking;
 mod builders;
 mod serialize;
 
+pub use asking::{
+    Elicitation, Root, SampledContent, SampledMessage, SamplingMessage, SamplingRequest,
+};
 use serde_json::Value;
 
 /// An icon a client may show.

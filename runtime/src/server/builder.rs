@@ -11,6 +11,7 @@ use tokio::sync::broadcast;
 
 use super::handler::{box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn};
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::tool_output::{IntoToolResult, ToolError};
 use super::{Inner, Limits, Server};
 use crate::model::{
     Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
@@ -86,7 +87,8 @@ impl ServerBuilder {
     pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
     where
         F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
     {
         self.tools.push(ToolEntry {
             tool,
@@ -96,22 +98,29 @@ impl ServerBuilder {
     }
 
     /// A tool whose arguments decode into `A`; its input schema is derived from `A`
-    /// with schemars. Arguments that do not decode are a `-32602` error.
+    /// with schemars. Arguments that do not decode are a `-32602` error. The handler
+    /// returns anything [`IntoToolResult`] (text, a `ToolResult`, content, or a `Result`
+    /// of them with a [`ToolError`](crate::ToolError)).
     #[cfg(feature = "typed-tools")]
     pub fn typed_tool<A, F, Fut>(self, mut tool: Tool, handler: F) -> Self
     where
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
     {
         tool.input_schema = schema_of::<A>();
         let handler = Arc::new(handler);
         self.tool(tool, move |args, ctx| {
             let handler = Arc::clone(&handler);
             async move {
-                let typed: A = serde_json::from_value(Value::Object(args))
-                    .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
-                handler(typed, ctx).await
+                let typed: A = serde_json::from_value(Value::Object(args)).map_err(|e| {
+                    ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
+                })?;
+                handler(typed, ctx)
+                    .await
+                    .into_tool_result()
+                    .map_err(ToolError::protocol)
             }
         })
     }
@@ -126,7 +135,7 @@ impl ServerBuilder {
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
         T: serde::Serialize + schemars::JsonSchema + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, RpcError>> + Send + 'static,
+        Fut: Future<Output = Result<T, ToolError>> + Send + 'static,
     {
         tool.output_schema = Some(schema_of::<T>());
         let handler = Arc::new(handler);
@@ -134,7 +143,9 @@ impl ServerBuilder {
             let output = handler(args, ctx);
             async move {
                 let value = serde_json::to_value(output.await?).map_err(|e| {
-                    RpcError::internal(format!("the tool's output does not serialize: {e}"))
+                    ToolError::protocol(RpcError::internal(format!(
+                        "the tool's output does not serialize: {e}"
+                    )))
                 })?;
                 Ok(ToolResult::text(value.to_string()).structured(value))
             }

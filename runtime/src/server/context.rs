@@ -3,11 +3,12 @@
 //! cancellation. The runtime routes what a handler emits to the right place for the
 //! transport and era.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::model::LogLevel;
-use crate::protocol::asks::{self, Ask, Asker};
+use crate::model::{Elicitation, Root, SampledMessage, SamplingRequest};
+use crate::protocol::asks::{self, Ask, AskError, AskErrorKind, Asker};
 use crate::protocol::logging::LogFilter;
 use crate::protocol::peer::Peer;
 use crate::protocol::shape;
@@ -55,41 +56,85 @@ impl Context {
         self.request_id.as_ref()
     }
 
-    /// Asks the user for input (`elicitation/create`, form mode; 2025-06-18+) and returns
-    /// the client's `ElicitResult` (`action`, `content`). Fails without sending anything
-    /// if the client did not declare `elicitation`.
-    pub async fn elicit(
+    /// Asks the user to fill in a `T` (`elicitation/create`, form mode; 2025-06-18+).
+    /// The requested schema is derived from `T` (a struct of strings, numbers, integers,
+    /// booleans and enums; anything else is refused with [`AskErrorKind::Unsupported`]
+    /// before anything is sent), and the accepted content decodes into `T`.
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: mcp_runtime::Context) -> Result<String, mcp_runtime::AskError> {
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Contact {
+    ///     /// Your name
+    ///     name: String,
+    ///     newsletter: bool,
+    /// }
+    /// use mcp_runtime::model::Elicitation;
+    /// Ok(match ctx.elicit::<Contact>("Who are you?").await? {
+    ///     Elicitation::Accept(c) => format!("Hello, {}", c.name),
+    ///     Elicitation::Decline | Elicitation::Cancel => "Maybe later".into(),
+    /// })
+    /// # }
+    /// ```
+    #[cfg(feature = "typed-tools")]
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, AskError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let schema = crate::server::elicit_schema::elicitation_schema::<T>()?;
+        let answer = self.elicit_with_schema(message, schema).await?;
+        match answer {
+            Elicitation::Accept(content) => serde_json::from_value(Value::Object(content))
+                .map(Elicitation::Accept)
+                .map_err(|e| {
+                    AskError::new(
+                        AskErrorKind::InvalidAnswer,
+                        RpcError::internal(format!("the user's answer does not decode: {e}")),
+                    )
+                }),
+            Elicitation::Decline => Ok(Elicitation::Decline),
+            Elicitation::Cancel => Ok(Elicitation::Cancel),
+        }
+    }
+
+    /// Asks the user for input described by a requested schema written by hand (a flat
+    /// object of primitive properties, as the spec defines it); the accepted content
+    /// comes back as a JSON object.
+    pub async fn elicit_with_schema(
         &self,
         message: impl Into<String>,
         requested_schema: Value,
-    ) -> Result<Value, RpcError> {
-        self.ask_one(
-            None,
-            Ask::Elicit {
+    ) -> Result<Elicitation<Map<String, Value>>, AskError> {
+        let answer = self
+            .ask_one(Ask::Elicit {
                 message: message.into(),
                 requested_schema,
-            },
-        )
-        .await
+            })
+            .await?;
+        Ok(elicitation_outcome(&answer))
     }
 
     /// Sends the user to a URL (`elicitation/create`, URL mode; 2025-11-25+; the client
-    /// must have declared `elicitation.url`) and returns the client's `ElicitResult`.
+    /// must have declared `elicitation.url`): `Accept(())` means the user agreed to open
+    /// it (the outcome arrives out of band).
     pub async fn elicit_url(
         &self,
         message: impl Into<String>,
         url: impl Into<String>,
         elicitation_id: impl Into<String>,
-    ) -> Result<Value, RpcError> {
-        self.ask_one(
-            None,
-            Ask::ElicitUrl {
+    ) -> Result<Elicitation<()>, AskError> {
+        let answer = self
+            .ask_one(Ask::ElicitUrl {
                 message: message.into(),
                 url: url.into(),
                 elicitation_id: elicitation_id.into(),
-            },
-        )
-        .await
+            })
+            .await?;
+        Ok(match elicitation_outcome(&answer) {
+            Elicitation::Accept(_) => Elicitation::Accept(()),
+            Elicitation::Decline => Elicitation::Decline,
+            Elicitation::Cancel => Elicitation::Cancel,
+        })
     }
 
     /// Tells the client that a URL-mode elicitation finished
@@ -105,26 +150,46 @@ impl Context {
         }
     }
 
-    /// Asks the client's model (`sampling/createMessage`, params as the newest revision
-    /// defines them) and returns its `CreateMessageResult`.
-    pub async fn create_message(&self, params: Value) -> Result<Value, RpcError> {
-        self.ask_one(None, Ask::CreateMessage(params)).await
+    /// Asks the client's model (`sampling/createMessage`).
+    ///
+    /// ```no_run
+    /// # async fn handler(ctx: mcp_runtime::Context) -> Result<String, mcp_runtime::AskError> {
+    /// use mcp_runtime::model::SamplingRequest;
+    /// let answer = ctx
+    ///     .create_message(SamplingRequest::new(200).user("Summarise: …"))
+    ///     .await?;
+    /// Ok(answer.text())
+    /// # }
+    /// ```
+    pub async fn create_message(
+        &self,
+        request: SamplingRequest,
+    ) -> Result<SampledMessage, AskError> {
+        let answer = self
+            .ask_one(Ask::CreateMessage(request.to_params()))
+            .await?;
+        Ok(SampledMessage::from_result(&answer))
     }
 
-    /// Asks the client for its roots and returns its `ListRootsResult`.
-    pub async fn list_roots(&self) -> Result<Value, RpcError> {
-        self.ask_one(None, Ask::ListRoots).await
+    /// Asks the client for its roots (`roots/list`).
+    pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
+        let answer = self.ask_one(Ask::ListRoots).await?;
+        Ok(Root::from_result(&answer))
     }
 
-    /// Asks several things at once (one round trip in 2026-07-28; concurrent requests
-    /// before). Each may carry a key naming it in `inputRequests` (default `input-N`).
-    pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, RpcError> {
+    /// Asks several things at once, as JSON (one round trip in 2026-07-28; concurrent
+    /// requests before): each answer is the client's result for its ask, already checked
+    /// against the revision's type. Each ask may carry a key naming it in
+    /// `inputRequests` (default `input-N`).
+    pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, AskError> {
         asks::ask_all(&self.peer, &self.asker, asks).await
     }
 
-    async fn ask_one(&self, key: Option<String>, ask: Ask) -> Result<Value, RpcError> {
-        let mut answers = self.ask(vec![(key, ask)]).await?;
-        answers.pop().ok_or_else(|| RpcError::internal("no answer"))
+    async fn ask_one(&self, ask: Ask) -> Result<Value, AskError> {
+        let mut answers = self.ask(vec![(None, ask)]).await?;
+        answers.pop().ok_or_else(|| {
+            AskError::new(AskErrorKind::InvalidAnswer, RpcError::internal("no answer"))
+        })
     }
 
     pub(crate) fn asker(&self) -> &Asker {
@@ -194,5 +259,20 @@ impl Context {
 
     async fn send(&self, message: wire::Outgoing) {
         self.peer.send(message).await;
+    }
+}
+
+/// Reads an `ElicitResult` (already checked against the revision's type).
+fn elicitation_outcome(answer: &Value) -> Elicitation<Map<String, Value>> {
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => Elicitation::Accept(
+            answer
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        Some("decline") => Elicitation::Decline,
+        _ => Elicitation::Cancel,
     }
 }

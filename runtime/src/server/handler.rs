@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::model::{Completion, PromptResult, ResourceContents, ToolResult};
 use crate::server::context::Context;
+use crate::server::tool_output::IntoToolResult;
 use crate::wire::RpcError;
 
 /// A boxed, sendable future: what handlers return.
@@ -48,7 +49,11 @@ pub(super) type CompleteFn =
 pub(super) fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
 where
     F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoToolResult,
 {
-    Arc::new(move |args, ctx| Box::pin(handler(args, ctx)))
+    Arc::new(move |args, ctx| {
+        let running = handler(args, ctx);
+        Box::pin(async move { running.await.into_tool_result() })
+    })
 }

@@ -5,11 +5,14 @@
 mod builder;
 pub(crate) mod connection;
 pub(crate) mod context;
+#[cfg(feature = "typed-tools")]
+mod elicit_schema;
 mod events;
 mod handler;
 mod listen;
 mod registry;
 mod router;
+mod tool_output;
 mod uri_template;
 
 use std::collections::HashMap;
@@ -20,7 +23,7 @@ use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, To
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
-use crate::model::{Implementation, Tool, ToolResult};
+use crate::model::{Implementation, Tool};
 use crate::protocol::version::{ProtocolVersion, VersionSet};
 use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
@@ -29,6 +32,7 @@ pub use builder::ServerBuilder;
 pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
+pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,7 +160,8 @@ impl Server {
     pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F)
     where
         F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ToolResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoToolResult,
     {
         let entry = ToolEntry {
             tool,

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::error::{AskError, AskErrorKind};
 use crate::protocol::shape::{by_revision, project};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::{ErrorCode, RpcError};
@@ -73,7 +74,8 @@ impl Ask {
 
     /// The params this ask sends in revision `v` (projected through its generated type,
     /// after the downgrade rules); an error if `v` cannot express it.
-    pub fn request_params(&self, v: ProtocolVersion) -> Result<Value, RpcError> {
+    pub fn request_params(&self, v: ProtocolVersion) -> Result<Value, AskError> {
+        let unsupported = |e: RpcError| AskError::new(AskErrorKind::Unsupported, e);
         let mut params = self.neutral_params();
         match self {
             Ask::ElicitUrl { .. } if !v.features().url_elicitation => Err(not_in_revision(self, v)),
@@ -84,12 +86,13 @@ impl Ask {
                 by_revision!(v, where elicitation, |m| project::<m::ElicitRequestParams>(
                     "an elicitation",
                     params
-                ), else Err(not_in_revision(self, v)))
+                ).map_err(unsupported), else Err(not_in_revision(self, v)))
             }
             Ask::CreateMessage(_) => by_revision!(v, |m| project::<m::CreateMessageRequestParams>(
                 "a sampling request",
                 params
-            )),
+            ))
+            .map_err(unsupported),
             Ask::ListRoots => Ok(params),
         }
     }
@@ -146,11 +149,14 @@ fn titled_enums_as_enum_names(params: &mut Value) {
     }
 }
 
-pub(super) fn not_in_revision(ask: &Ask, v: ProtocolVersion) -> RpcError {
-    RpcError::internal(format!(
-        "cannot ask the client: `{}` is not part of MCP {v}",
-        ask.method()
-    ))
+pub(super) fn not_in_revision(ask: &Ask, v: ProtocolVersion) -> AskError {
+    AskError::new(
+        AskErrorKind::NotInRevision,
+        RpcError::internal(format!(
+            "cannot ask the client: `{}` is not part of MCP {v}",
+            ask.method()
+        )),
+    )
 }
 
 /// The error for asking what the client did not declare: `-32021` with

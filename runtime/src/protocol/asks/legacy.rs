@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::ask::Ask;
+use super::error::{AskError, AskErrorKind};
 use crate::cancel::{first, First};
 use crate::protocol::peer::Peer;
 use crate::wire::{RequestId, RpcError};
@@ -55,7 +56,7 @@ pub(super) async fn ask(
     pending: &Arc<Pending>,
     timeout: Duration,
     ask: &Ask,
-) -> Result<Value, RpcError> {
+) -> Result<Value, AskError> {
     let v = peer.version;
     let params = ask.request_params(v)?;
     let (id, rx) = pending.register();
@@ -77,32 +78,46 @@ pub(super) async fn ask(
     let outcome = match raced {
         First::A(r) => {
             guard.armed = false;
-            r.unwrap_or_else(|_| {
-                Err(RpcError::internal(
-                    "the connection closed before the client answered",
-                ))
-            })
+            match r {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(refused)) => return Err(AskError::new(AskErrorKind::Refused, refused)),
+                Err(_) => {
+                    return Err(AskError::new(
+                        AskErrorKind::Cancelled,
+                        RpcError::internal("the connection closed before the client answered"),
+                    ))
+                }
+            }
         }
         First::B(First::A(())) => {
             guard.reason = "timed out";
             drop(guard);
-            return Err(RpcError::internal(format!(
-                "the client did not answer `{}` within {:?}",
-                ask.method(),
-                timeout
-            )));
+            return Err(AskError::new(
+                AskErrorKind::TimedOut,
+                RpcError::internal(format!(
+                    "the client did not answer `{}` within {:?}",
+                    ask.method(),
+                    timeout
+                )),
+            ));
         }
         First::B(First::B(())) => {
             drop(guard);
-            return Err(RpcError::internal("cancelled"));
+            return Err(AskError::new(
+                AskErrorKind::Cancelled,
+                RpcError::internal("cancelled"),
+            ));
         }
     };
-    let answer = outcome?;
+    let answer = outcome;
     ask.check_answer(v, &answer).map_err(|e| {
-        RpcError::internal(format!(
-            "the client's answer to `{}` is invalid: {e}",
-            ask.method()
-        ))
+        AskError::new(
+            AskErrorKind::InvalidAnswer,
+            RpcError::internal(format!(
+                "the client's answer to `{}` is invalid: {e}",
+                ask.method()
+            )),
+        )
     })?;
     Ok(answer)
 }

@@ -9,6 +9,7 @@
 //! (`inputResponses`, plus those of earlier rounds carried in the verified state).
 
 mod ask;
+mod error;
 mod legacy;
 mod round;
 
@@ -22,6 +23,7 @@ use crate::wire::{ErrorCode, RpcError};
 
 pub use ask::Ask;
 use ask::{missing_capability, not_in_revision};
+pub use error::{AskError, AskErrorKind};
 pub(crate) use legacy::Pending;
 pub(crate) use round::{binding_parts, Round};
 
@@ -45,43 +47,52 @@ pub(crate) async fn ask_all(
     peer: &Peer,
     asker: &Asker,
     asks: Vec<(Option<String>, Ask)>,
-) -> Result<Vec<Value>, RpcError> {
+) -> Result<Vec<Value>, AskError> {
     let v = peer.version;
+    let not_declared = |e: RpcError| AskError::new(AskErrorKind::NotDeclared, e);
     for (_, ask) in &asks {
         if matches!(ask, Ask::Elicit { .. } | Ask::ElicitUrl { .. }) && !v.features().elicitation {
             return Err(not_in_revision(ask, v));
         }
         if !peer.client_supports(ask.capability()) {
             // Nothing is sent for a capability the client did not declare.
-            return Err(missing_capability(ask));
+            return Err(not_declared(missing_capability(ask)));
         }
         if matches!(ask, Ask::ElicitUrl { .. }) && !peer.client_supports_sub("elicitation", "url") {
-            return Err(RpcError::new(
-                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                "Missing required client capability: elicitation.url",
-            )
-            .with_data(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})));
+            return Err(not_declared(
+                RpcError::new(
+                    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    "Missing required client capability: elicitation.url",
+                )
+                .with_data(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
+            ));
         }
         if let Ask::CreateMessage(params) = ask {
             let offers_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
             if offers_tools && !v.features().sampling_tools {
                 // Dropping the tools would ask the client a different question.
-                return Err(RpcError::internal(format!(
-                    "cannot ask the client: sampling with tools is not part of MCP {v}"
-                )));
+                return Err(AskError::new(
+                    AskErrorKind::NotInRevision,
+                    RpcError::internal(format!(
+                        "cannot ask the client: sampling with tools is not part of MCP {v}"
+                    )),
+                ));
             }
             if offers_tools && !peer.client_supports_sub("sampling", "tools") {
-                return Err(RpcError::new(
-                    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    "Missing required client capability: sampling.tools",
-                )
-                .with_data(json!({"requiredCapabilities": {"sampling": {"tools": {}}}})));
+                return Err(not_declared(
+                    RpcError::new(
+                        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        "Missing required client capability: sampling.tools",
+                    )
+                    .with_data(json!({"requiredCapabilities": {"sampling": {"tools": {}}}})),
+                ));
             }
         }
     }
     match asker {
-        Asker::None => Err(RpcError::internal(
-            "this request cannot ask the client anything",
+        Asker::None => Err(AskError::new(
+            AskErrorKind::CannotAsk,
+            RpcError::internal("this request cannot ask the client anything"),
         )),
         Asker::Modern(round) => {
             let mut answers = Vec::new();
@@ -108,10 +119,11 @@ pub(crate) async fn ask_all(
     }
 }
 
-/// The code of the internal marker error a handler's ask returns in a modern first pass;
-/// it never reaches the wire (the runtime answers `input_required` instead).
-pub const INPUT_REQUIRED_MARKER: ErrorCode = ErrorCode(-32099);
-
-fn input_required_marker() -> RpcError {
-    RpcError::new(INPUT_REQUIRED_MARKER, "input required")
+/// The error of a modern first pass that asked: it never reaches the wire (the runtime
+/// answers `input_required` whatever the handler returned).
+fn input_required_marker() -> AskError {
+    AskError::new(
+        AskErrorKind::InputRequired,
+        RpcError::internal("input required: the answer comes with the client's retry"),
+    )
 }

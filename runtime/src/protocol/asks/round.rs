@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::ask::Ask;
+use super::error::{AskError, AskErrorKind};
 use crate::protocol::method::{self, McpMethod};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::RpcError;
@@ -94,14 +95,17 @@ impl Round {
     }
 
     /// The answer under `key`, checked against what was asked; or records the ask.
-    pub(super) fn take(&self, key: &str, ask: &Ask) -> Result<Option<Value>, RpcError> {
+    pub(super) fn take(&self, key: &str, ask: &Ask) -> Result<Option<Value>, AskError> {
         match self.answers.get(key) {
             Some(answer) => {
                 ask.check_answer(self.version, answer).map_err(|e| {
-                    RpcError::invalid_params(format!(
-                        "inputResponses[\"{key}\"] does not answer `{}`: {e}",
-                        ask.method()
-                    ))
+                    AskError::new(
+                        AskErrorKind::InvalidRetry,
+                        RpcError::invalid_params(format!(
+                            "inputResponses[\"{key}\"] does not answer `{}`: {e}",
+                            ask.method()
+                        )),
+                    )
                 })?;
                 lock(&self.used).insert(key.to_owned(), answer.clone());
                 Ok(Some(answer.clone()))
