@@ -9,7 +9,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use super::handler::{box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn};
+use super::handler::{
+    box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, RootsChangedFn,
+};
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use super::tool_output::{IntoToolResult, ToolError};
 use super::{Inner, Limits, Server};
@@ -33,6 +35,7 @@ pub struct ServerBuilder {
     templates: Vec<TemplateEntry>,
     prompts: Vec<PromptEntry>,
     completion: Option<Arc<CompleteFn>>,
+    roots_changed: Option<Arc<RootsChangedFn>>,
 }
 
 impl Server {
@@ -48,6 +51,7 @@ impl Server {
             templates: Vec::new(),
             prompts: Vec::new(),
             completion: None,
+            roots_changed: None,
         }
     }
 }
@@ -195,6 +199,62 @@ impl ServerBuilder {
         self
     }
 
+    /// A prompt whose arguments decode into `A` (a struct of `String` and
+    /// `Option<String>` fields: prompt arguments are strings on the wire). The prompt's
+    /// argument list is derived from `A` — each field an argument, its doc comment the
+    /// description, required unless it is an `Option` — and replaces any the prompt
+    /// declared. Arguments that do not decode are a `-32602` error.
+    #[cfg(feature = "typed-tools")]
+    pub fn typed_prompt<A, F, Fut>(self, mut prompt: Prompt, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+    {
+        prompt.arguments = prompt_arguments(&schema_of::<A>());
+        let handler = Arc::new(handler);
+        self.prompt(prompt, move |args, ctx| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let typed: A = serde_json::from_value(Value::Object(args))
+                    .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
+                handler(typed, ctx).await
+            }
+        })
+    }
+
+    /// A resource template whose variables decode into `V` (a struct with a field per
+    /// template variable; the values are the strings the URI held, so fields are
+    /// `String`s, or types that deserialize from strings). A URI whose variables do not
+    /// decode is answered as an unknown resource would be.
+    #[cfg(feature = "typed-tools")]
+    pub fn typed_resource_template<V, F, Fut>(self, template: ResourceTemplate, handler: F) -> Self
+    where
+        V: DeserializeOwned + Send + 'static,
+        F: Fn(String, V, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.resource_template(template, move |uri, vars, ctx| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let object: Map<String, Value> = vars
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect();
+                match serde_json::from_value::<V>(Value::Object(object)) {
+                    Ok(typed) => handler(uri, typed, ctx).await,
+                    // An empty answer is the runtime's "resource not found" (with its
+                    // revision's code and `data.uri`).
+                    Err(e) => {
+                        tracing::debug!(%uri, error = %e, "template variables do not decode");
+                        Ok(Vec::new())
+                    }
+                }
+            }
+        })
+    }
+
     /// Argument completion for prompts and resource templates.
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
@@ -202,6 +262,21 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Completion, RpcError>> + Send + 'static,
     {
         self.completion = Some(Arc::new(move |req, ctx| Box::pin(handler(req, ctx))));
+        self
+    }
+
+    /// Runs `hook` when a client says its roots changed
+    /// (`notifications/roots/list_changed`, legacy sessions whose client declared
+    /// `roots.listChanged`). The hook's [`Context`] belongs to the session, not to a
+    /// request: [`Context::list_roots`] asks the client for the new list on the session's
+    /// own channel. 2026-07-28 has no sessions, so no such notification: a modern request
+    /// that needs the roots asks for them.
+    pub fn on_roots_list_changed<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.roots_changed = Some(Arc::new(move |ctx| Box::pin(hook(ctx))));
         self
     }
 
@@ -222,9 +297,37 @@ impl ServerBuilder {
                 templates: Listed::new(self.templates),
                 prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
+                roots_changed: self.roots_changed,
                 events,
                 handshakes: Mutex::new(HashMap::new()),
             }),
         }
     }
+}
+
+/// The prompt arguments described by a derived JSON Schema: one per property, in
+/// declaration order, required when the schema requires it.
+#[cfg(feature = "typed-tools")]
+fn prompt_arguments(schema: &Value) -> Vec<crate::model::PromptArgument> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let mut argument = crate::model::PromptArgument::new(name.clone());
+            if let Some(d) = property.get("description").and_then(Value::as_str) {
+                argument = argument.description(d);
+            }
+            if required.contains(&name.as_str()) {
+                argument = argument.required();
+            }
+            argument
+        })
+        .collect()
 }

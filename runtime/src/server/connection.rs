@@ -330,10 +330,43 @@ impl Connection {
                     }
                 }
             }
+            Some(McpMethod::RootsListChanged) => self.roots_changed(),
             // Unknown notifications are ignored, as JSON-RPC requires of a receiver that
-            // does not understand them (roots/list_changed needs nothing from a server).
+            // does not understand them.
             _ => tracing::debug!(method, "notification ignored"),
         }
+    }
+
+    /// Runs the author's roots hook, with a context of the session (its asks go out on
+    /// the session's channel and end with it).
+    fn roots_changed(&self) {
+        let Some(hook) = self.server.inner.roots_changed.clone() else {
+            return;
+        };
+        let (caps, v) = {
+            let state = lock(&self.state);
+            match state.lifecycle.version() {
+                Some(v) => (state.client_capabilities.clone(), v),
+                None => return,
+            }
+        };
+        let peer = Peer {
+            version: v,
+            client_capabilities: caps,
+            out: self.out.clone(),
+            cancel: self.closed.clone(),
+        };
+        let ctx = Context::new(
+            peer,
+            None,
+            LogFilter::Session(self.log_level.clone()),
+            Asker::Legacy {
+                pending: Arc::clone(&self.pending),
+                timeout: self.server.limits().ask_timeout,
+            },
+            self.server.inner.events.clone(),
+        );
+        tokio::spawn(hook(ctx));
     }
 
     fn progress_token(params: Option<&Value>) -> Option<Value> {

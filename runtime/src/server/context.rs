@@ -16,8 +16,33 @@ use crate::protocol::version::ProtocolVersion;
 use crate::server::events::ServerEvent;
 use crate::wire::{self, RequestId, RpcError};
 
-/// The context of one request: a narrow handle on the request's client and on the
-/// server's change announcements, never the whole server.
+/// The context of one request: the revision it is served at, what the client declared,
+/// and the means to report progress, log, ask the client, announce changes and notice
+/// cancellation. It is a narrow handle on the request's client, never the whole server.
+///
+/// # Asking the client, in every revision
+///
+/// [`Context::elicit`], [`Context::create_message`], [`Context::list_roots`] and
+/// [`Context::ask`] are one API for two wires:
+///
+/// - **2024-11-05 … 2025-11-25**: the ask is a request the server sends the client on the
+///   session (`elicitation/create`, `sampling/createMessage`, `roots/list`); the handler
+///   waits for the answer (at most `Limits::ask_timeout`), and a cancelled request tells
+///   the client to stop.
+/// - **2026-07-28** has no server-to-client requests. The handler's first run records what
+///   it asks, and the ask fails with [`AskErrorKind::InputRequired`]; propagate it with
+///   `?` (the runtime answers the request `input_required` whatever the handler returned).
+///   The client asks its user or model and **retries the request with the answers**; the
+///   runtime runs the handler again, from the start, and this time each ask returns its
+///   answer. A handler that asks twice in sequence runs three times. The answers of
+///   earlier rounds travel in a `requestState` the server signed and bound to the tool
+///   and its arguments, so they cannot be altered or replayed on another call.
+///
+/// What this means for a handler: work done **before** an ask runs again on every retry.
+/// Keep it free of side effects (or idempotent), and do what must happen once — a
+/// payment, a write — after the last ask. Ask the same things in the same order for the
+/// same arguments: answers are matched to asks by key (`input-1`, `input-2`, … unless
+/// [`Context::ask`] names them).
 #[derive(Clone, Debug)]
 pub struct Context {
     peer: Peer,

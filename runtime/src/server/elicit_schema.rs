@@ -149,3 +149,88 @@ fn resolve(schema: &Value, defs: Option<&Map<String, Value>>) -> Value {
         None => schema.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    enum Colour {
+        /// Red as a rose
+        Red,
+        /// Blue as the sea
+        Blue,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    enum Size {
+        Small,
+        Large,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    struct Form {
+        /// Your name
+        name: String,
+        age: Option<u32>,
+        subscribe: bool,
+        colour: Colour,
+        size: Option<Size>,
+        ratio: f64,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    struct Nested {
+        address: Address,
+    }
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    struct Address {
+        street: String,
+    }
+
+    #[test]
+    fn a_flat_struct_becomes_a_flat_requested_schema() {
+        let schema = elicitation_schema::<Form>().expect("expressible");
+        let props = &schema["properties"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(
+            props["name"],
+            json!({"type": "string", "description": "Your name"})
+        );
+        assert_eq!(props["age"]["type"], "integer");
+        assert!(props["age"].get("format").is_none(), "{}", props["age"]);
+        assert_eq!(props["subscribe"]["type"], "boolean");
+        assert_eq!(props["ratio"]["type"], "number");
+        assert_eq!(props["colour"]["type"], "string");
+        assert_eq!(
+            props["colour"]["oneOf"],
+            json!([{"const": "Red", "title": "Red as a rose"}, {"const": "Blue", "title": "Blue as the sea"}])
+        );
+        assert_eq!(props["size"]["type"], "string");
+        assert_eq!(props["size"]["enum"], json!(["Small", "Large"]));
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(required, ["name", "subscribe", "colour", "ratio"]);
+        assert!(schema.get("$defs").is_none() && schema.get("$schema").is_none());
+    }
+
+    #[test]
+    fn what_elicitation_cannot_express_is_refused_naming_the_field() {
+        let err = elicitation_schema::<Nested>().expect_err("nested");
+        assert_eq!(err.kind(), AskErrorKind::Unsupported);
+        assert!(err.to_string().contains("`address`"), "{err}");
+        let err = elicitation_schema::<Vec<String>>().expect_err("not an object");
+        assert_eq!(err.kind(), AskErrorKind::Unsupported);
+    }
+}

@@ -46,6 +46,9 @@ pub(super) type CompleteFn =
     dyn Fn(CompletionRequest, Context) -> BoxFuture<Result<Completion, RpcError>> + Send + Sync;
 
 /// A tool handler, boxed.
+/// The hook a client's `notifications/roots/list_changed` runs.
+pub(super) type RootsChangedFn = dyn Fn(Context) -> BoxFuture<()> + Send + Sync;
+
 pub(super) fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
 where
     F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,

@@ -85,6 +85,7 @@ pub(crate) struct Inner {
     templates: Listed<TemplateEntry>,
     prompts: RwLock<Listed<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
+    pub(crate) roots_changed: Option<Arc<handler::RootsChangedFn>>,
     declare_tools: bool,
     declare_resources: bool,
     declare_prompts: bool,
