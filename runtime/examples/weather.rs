@@ -6,11 +6,10 @@
 //! 2024-11-05 clients).
 
 use mcp_runtime::model::{
-    Implementation, Prompt, PromptArgument, PromptMessage, PromptResult, ResourceContents,
-    ResourceTemplate, Tool, ToolResult,
+    Implementation, Prompt, PromptMessage, PromptResult, ResourceContents, ResourceTemplate, Tool,
 };
-use mcp_runtime::{RpcError, Server};
-use serde_json::Value;
+use mcp_runtime::transport::{self, Transport};
+use mcp_runtime::Server;
 
 /// What `forecast` takes.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -19,6 +18,19 @@ struct ForecastRequest {
     city: String,
     /// How many days ahead (default 1).
     days: Option<u8>,
+}
+
+/// The variables of `weather://{city}/today`.
+#[derive(serde::Deserialize)]
+struct Today {
+    city: String,
+}
+
+/// The arguments of the `packing_list` prompt.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Trip {
+    /// Where to.
+    city: String,
 }
 
 /// What `forecast` answers: clients of 2025-06-18 and later get it as `structuredContent`
@@ -50,32 +62,26 @@ fn weather_server() -> Server {
         )
         .tool(
             Tool::new("cities", "The cities this server knows").read_only(),
-            |_args, _ctx| async { Ok(ToolResult::text("Oslo, Lisbon, Nairobi")) },
+            |_args, _ctx| async { "Oslo, Lisbon, Nairobi" },
         )
-        .resource_template(
+        .typed_resource_template(
             ResourceTemplate::new("weather://{city}/today", "today")
                 .title("Today's weather")
                 .mime_type("text/plain"),
-            |uri, vars, _ctx| async move {
-                let city = vars.get("city").cloned().unwrap_or_default();
+            |uri, today: Today, _ctx| async move {
                 Ok(vec![ResourceContents::text(
                     uri,
                     "text/plain",
-                    format!("{city}: 19 °C, partly cloudy"),
+                    format!("{}: 19 °C, partly cloudy", today.city),
                 )])
             },
         )
-        .prompt(
-            Prompt::new("packing_list")
-                .description("What to pack for a trip")
-                .argument(PromptArgument::new("city").required()),
-            |args, _ctx| async move {
-                let city = args
-                    .get("city")
-                    .and_then(Value::as_str)
-                    .unwrap_or("anywhere");
-                Ok::<_, RpcError>(PromptResult::new([PromptMessage::user(format!(
-                    "Check the forecast for {city} and suggest what to pack."
+        .typed_prompt(
+            Prompt::new("packing_list").description("What to pack for a trip"),
+            |trip: Trip, _ctx| async move {
+                Ok(PromptResult::new([PromptMessage::user(format!(
+                    "Check the forecast for {} and suggest what to pack.",
+                    trip.city
                 ))]))
             },
         )
@@ -84,31 +90,5 @@ fn weather_server() -> Server {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [] => mcp_runtime::transport::stdio::serve_stdio(weather_server()).await,
-        ["--http", addr] => {
-            let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
-                eprintln!("--http {addr}: {e}");
-                std::process::exit(2);
-            });
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            mcp_runtime::transport::http::serve_listener(
-                weather_server(),
-                listener,
-                Default::default(),
-            )
-            .await
-        }
-        _ => {
-            eprintln!("usage: weather [--http ADDR]");
-            std::process::exit(2);
-        }
-    }
+    transport::run(weather_server(), Transport::from_args()).await
 }

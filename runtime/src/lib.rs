@@ -36,6 +36,11 @@ pub use server::{
 };
 pub use wire::{ErrorCode, RequestId, RpcError};
 
+/// The README's Rust blocks (the quickstart), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Not public API: the internals the crate's own tests, benches and fuzz targets drive
 /// directly (the connection without a transport, the frame parsers, the shaping
 /// functions, negotiation). Nothing here is covered by semver; authors never need it.

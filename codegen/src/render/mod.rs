@@ -451,6 +451,9 @@ jsonschema.workspace = true
 
 [lints]
 workspace = true
+
+[package.metadata.docs.rs]
+all-features = true
 "#
     )
 }

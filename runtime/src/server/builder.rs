@@ -13,11 +13,15 @@ use super::handler::{
     box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, RootsChangedFn,
 };
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
-use super::tool_output::{IntoToolResult, ToolError};
+use super::tool_output::IntoToolResult;
+#[cfg(feature = "typed-tools")]
+use super::tool_output::ToolError;
 use super::{Inner, Limits, Server};
+#[cfg(feature = "typed-tools")]
+use crate::model::ToolResult;
 use crate::model::{
     Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
-    Tool, ToolResult,
+    Tool,
 };
 use crate::protocol::version::VersionSet;
 use crate::server::context::Context;
