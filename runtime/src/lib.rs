@@ -30,6 +30,8 @@ pub use mcp_generated as generated;
 pub use protocol::asks::{Ask, AskError, AskErrorKind};
 pub use protocol::version::{Era, Features, ProtocolVersion, VersionSet};
 pub use server::context::Context;
+#[cfg(feature = "typed-tools")]
+pub use server::elicit_schema::elicitation_schema;
 pub use server::{
     BoxFuture, CompletionRequest, IntoToolResult, Limits, Server, ServerBuilder, ServerEvent,
     ToolError,

@@ -9,8 +9,20 @@ use serde_json::{Map, Value};
 use crate::protocol::asks::{AskError, AskErrorKind};
 use crate::wire::RpcError;
 
-/// The elicitation schema of `T`.
-pub(crate) fn elicitation_schema<T: schemars::JsonSchema>() -> Result<Value, AskError> {
+/// The requested schema [`Context::elicit::<T>`](crate::Context::elicit) sends for `T`,
+/// or the error it would fail with. Whether elicitation can express `T` is known without
+/// a client: call this in a test (or at start-up) to find out before a user does.
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Contact {
+///     name: String,
+///     age: Option<u8>,
+/// }
+/// let schema = mcp_runtime::elicitation_schema::<Contact>().expect("expressible");
+/// assert_eq!(schema["required"], serde_json::json!(["name"]));
+/// ```
+pub fn elicitation_schema<T: schemars::JsonSchema>() -> Result<Value, AskError> {
     let root = serde_json::to_value(schemars::schema_for!(T))
         .map_err(|e| unsupported(format!("the schema of the type does not serialize: {e}")))?;
     flatten(&root)

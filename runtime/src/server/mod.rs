@@ -6,7 +6,7 @@ mod builder;
 pub(crate) mod connection;
 pub(crate) mod context;
 #[cfg(feature = "typed-tools")]
-mod elicit_schema;
+pub(crate) mod elicit_schema;
 mod events;
 mod handler;
 mod listen;
