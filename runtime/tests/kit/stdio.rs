@@ -122,6 +122,19 @@ impl Inbound {
     /// nothing arrives within the patience, or if the server writes a line that is not
     /// JSON.
     pub async fn next(&mut self) -> Option<Value> {
+        let line = self.next_line().await?;
+        match serde_json::from_slice(line) {
+            Ok(message) => Some(message),
+            Err(e) => panic!(
+                "the server wrote a line that is not JSON ({e}): {}",
+                String::from_utf8_lossy(line)
+            ),
+        }
+    }
+
+    /// The next line as the server wrote it (without its newline), or `None` once the
+    /// server has closed its output.
+    async fn next_line(&mut self) -> Option<&[u8]> {
         self.line.clear();
         let read = self.reader.read_until(b'\n', &mut self.line);
         let n = match tokio::time::timeout(patience(), read).await {
@@ -138,13 +151,22 @@ impl Inbound {
         }
         let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         record(&self.log, Dir::ToClient, line);
-        match serde_json::from_slice(line) {
-            Ok(message) => Some(message),
-            Err(e) => panic!(
-                "the server wrote a line that is not JSON ({e}): {}",
-                String::from_utf8_lossy(line)
-            ),
-        }
+        Some(line)
+    }
+
+    /// The next line exactly as the server wrote it (for what a parsed `Value` does not
+    /// keep: the text of a number); it must still be JSON.
+    pub async fn recv_text(&mut self) -> String {
+        let Some(line) = self.next_line().await else {
+            panic!(
+                "the server closed its output; a message was expected\n{}",
+                recent(&self.log)
+            )
+        };
+        let text = String::from_utf8(line.to_vec()).expect("the server writes UTF-8");
+        serde_json::from_str::<Value>(&text)
+            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {text}"));
+        text
     }
 
     /// The next message; the server closing its output first is a failure.
@@ -264,6 +286,11 @@ impl Stdio {
     /// The next message (see [`Inbound::recv`]).
     pub async fn recv(&mut self) -> Value {
         self.inb.recv().await
+    }
+
+    /// The next message as the server wrote it (see [`Inbound::recv_text`]).
+    pub async fn recv_text(&mut self) -> String {
+        self.inb.recv_text().await
     }
 
     /// The next message must be the response to `id`; anything else is a failure.
