@@ -77,11 +77,17 @@ pub fn code(message: &Value) -> i64 {
 
 /// Polls `condition` until it holds; not within the patience is a failure naming `what`.
 pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
+    eventually_or(condition, || what.to_owned()).await;
+}
+
+/// [`eventually`], the failure explained by `explain` when it fails (a count so far).
+pub async fn eventually_or(condition: impl Fn() -> bool, explain: impl Fn() -> String) {
     let start = std::time::Instant::now();
     while !condition() {
         assert!(
             start.elapsed() < patience(),
-            "{what}: not within {:?}",
+            "{}: not within {:?}",
+            explain(),
             patience()
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
