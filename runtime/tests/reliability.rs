@@ -6,8 +6,9 @@
 
 mod kit;
 
+// The load example, an example too, includes the kit's frames.rs and patience.rs itself.
 #[path = "../examples/load.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
 mod load;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
