@@ -328,13 +328,10 @@ async fn hung_and_panicking_handlers_are_answered_and_the_server_keeps_serving()
     )
     .await;
     assert_eq!(code(&m[0]), -32603);
-    let modern = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "hang"),
-    ];
-    let (status, m) = post(&http, &modern, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta(json!({}))}}).to_string()).await;
-    assert_eq!((status, code(&m[0])), (StatusCode::OK, -32603));
+    let r = http
+        .post_modern(3, "tools/call", json!({"name": "hang"}))
+        .await;
+    assert_eq!((r.status, code(&r.messages()[0])), (StatusCode::OK, -32603));
     let (_, m) = post(
         &http,
         &h,
