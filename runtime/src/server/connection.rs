@@ -260,7 +260,14 @@ impl Connection {
                                 First::A(()) => None,
                                 First::B(r) => Some(r),
                             };
-                        lock(&conn.in_flight).remove(&id);
+                        {
+                            // Only this request's entry: a cancelled id may already
+                            // name a new request.
+                            let mut in_flight = lock(&conn.in_flight);
+                            if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
+                                in_flight.remove(&id);
+                            }
+                        }
                         let outcome = outcome?;
                         Some(match outcome {
                             Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
@@ -324,8 +331,10 @@ impl Connection {
                 let id = params
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_value);
+                // The id is free at once: the spec lets a client reuse the id of a request
+                // it cancelled, and the cancelled handler's answer is dropped anyway.
                 if let Some(id) = id {
-                    if let Some(token) = lock(&self.in_flight).get(&id) {
+                    if let Some(token) = lock(&self.in_flight).remove(&id) {
                         token.cancel();
                     }
                 }
@@ -587,16 +596,22 @@ impl Connection {
                     let Lifecycle::Operating(_) = lifecycle else {
                         continue;
                     };
+                    let server = &conn.server;
+                    // Only what the server declared (with `listChanged`): a client must not
+                    // hear of lists it was told do not exist.
                     let message = match event {
-                        ServerEvent::ToolsChanged => {
+                        ServerEvent::ToolsChanged if server.declares("tools") => {
                             wire::notification("notifications/tools/list_changed", None)
                         }
-                        ServerEvent::PromptsChanged => {
+                        ServerEvent::PromptsChanged if server.declares("prompts") => {
                             wire::notification("notifications/prompts/list_changed", None)
                         }
-                        ServerEvent::ResourcesChanged => {
+                        ServerEvent::ResourcesChanged if server.declares("resources") => {
                             wire::notification("notifications/resources/list_changed", None)
                         }
+                        ServerEvent::ToolsChanged
+                        | ServerEvent::PromptsChanged
+                        | ServerEvent::ResourcesChanged => continue,
                         ServerEvent::ResourceUpdated(uri) if subscribed => wire::notification(
                             "notifications/resources/updated",
                             Some(json!({"uri": uri})),
