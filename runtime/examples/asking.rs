@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use mcp_runtime::model::Resource;
 use mcp_runtime::model::{
-    Elicitation, Implementation, ResourceContents, Root, SamplingRequest, Tool, ToolResult,
+    Elicitation, Implementation, LogLevel, ResourceContents, Root, SamplingRequest, Tool,
+    ToolResult,
 };
 use mcp_runtime::transport::{self, Transport};
 use mcp_runtime::Server;
@@ -128,7 +129,10 @@ fn asking_server(known_roots: Arc<Mutex<Vec<Root>>>) -> Server {
             let known = Arc::clone(&known_roots);
             async move {
                 if let Ok(roots) = ctx.list_roots().await {
+                    let count = roots.len();
                     *known.lock().unwrap_or_else(|e| e.into_inner()) = roots;
+                    let note = format!("{count} root(s) now");
+                    ctx.log(LogLevel::Info, Some("asking"), note.into()).await;
                 }
             }
         })
