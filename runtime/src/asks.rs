@@ -234,11 +234,15 @@ pub struct Round {
     binding: Binding,
 }
 
-/// The request a round belongs to: its method, and the digest of method, target and
-/// arguments once needed (from the request's params, which outlive the round's handler).
+/// The request a round belongs to: its method, its caller, and the digest of method,
+/// caller, target and arguments once needed (from the request's params, which outlive the
+/// round's handler).
 #[derive(Debug)]
 struct Binding {
     method: &'static str,
+    /// The caller's identity (`Principal::identity`) when the request was authenticated,
+    /// else empty: a state minted for one principal does not verify for another.
+    principal: String,
     digest: std::sync::OnceLock<String>,
 }
 
@@ -255,20 +259,23 @@ pub(crate) fn binding_parts(params: Option<&Value>) -> (&Value, &Value) {
 impl Binding {
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
         self.digest
-            .get_or_init(|| binding(self.method, target, arguments))
+            .get_or_init(|| binding(self.method, &self.principal, target, arguments))
     }
 }
 
 impl Round {
     /// Reads a retry's `inputResponses` and `requestState`. A state that does not verify,
-    /// or that belongs to another request, is `-32602`.
+    /// or that belongs to another request (or was minted for another `principal`), is
+    /// `-32602`.
     pub fn from_params(
         version: ProtocolVersion,
         method: &'static str,
         params: Option<&Value>,
+        principal: Option<&crate::auth::Principal>,
     ) -> Result<Round, RpcError> {
         let binding = Binding {
             method,
+            principal: principal.map(|p| p.identity()).unwrap_or_default(),
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();
@@ -531,13 +538,15 @@ fn secret() -> &'static [u8; 32] {
     })
 }
 
-/// What a state is bound to: the method, the tool/prompt/resource and its arguments.
-fn binding(method: &str, target: &Value, arguments: &Value) -> String {
+/// What a state is bound to: the method, the caller, the tool/prompt/resource and its
+/// arguments.
+fn binding(method: &str, principal: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
-    // order is still the same request.
+    // order is still the same request. The principal is JSON text (or empty), so it cannot
+    // contain the separator.
     let digest = Sha256::digest(
         format!(
-            "{method}\u{0}{}\u{0}{}",
+            "{method}\u{0}{principal}\u{0}{}\u{0}{}",
             canonical(target),
             canonical(arguments)
         )

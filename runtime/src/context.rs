@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::asks::{self, Ask, Asker};
+use crate::auth::Principal;
 use crate::jsonrpc::{self, Outgoing, RequestId, RpcError};
 use crate::model::LogLevel;
 use crate::server::Server;
@@ -80,6 +81,7 @@ pub struct Context {
     cancel: CancellationToken,
     asker: Asker,
     request_id: Option<RequestId>,
+    principal: Option<Arc<Principal>>,
 }
 
 impl Context {
@@ -106,7 +108,21 @@ impl Context {
             cancel,
             asker,
             request_id: None,
+            principal: None,
         }
+    }
+
+    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
+    pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
+        self.principal = principal;
+        self
+    }
+
+    /// Who sent this request: the principal its access token names, when the HTTP server
+    /// is a resource server ([`crate::auth::ResourceServer`]); `None` on stdio and on an
+    /// HTTP server without authorization.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 
     pub(crate) fn with_request_id(mut self, id: RequestId) -> Context {

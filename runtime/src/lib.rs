@@ -20,6 +20,7 @@
 )]
 
 pub mod asks;
+pub mod auth;
 pub mod cancel;
 pub mod context;
 pub mod encode;

@@ -22,6 +22,7 @@ use futures_util::stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::auth::{self, guard::Caller, Principal};
 use crate::jsonrpc::{self, ErrorCode, Frame, Message, Outgoing, RequestId, RpcError};
 use crate::server::Server;
 use crate::session::Connection;
@@ -47,6 +48,10 @@ pub struct HttpConfig {
     pub max_stored_events: usize,
     /// SSE streams kept per legacy session (finished ones are forgotten first). Default 100.
     pub max_streams_per_session: usize,
+    /// Makes the server an OAuth 2.1 resource server (see [`crate::auth`]): every MCP
+    /// request needs a bearer token the verifier accepts, and the metadata documents are
+    /// served. Default `None`: no authorization.
+    pub authorization: Option<Arc<crate::auth::ResourceServer>>,
 }
 
 impl Default for HttpConfig {
@@ -59,6 +64,7 @@ impl Default for HttpConfig {
             legacy_sse: true,
             max_stored_events: 1000,
             max_streams_per_session: 100,
+            authorization: None,
         }
     }
 }
@@ -72,6 +78,9 @@ struct Session {
     /// HTTP+SSE sessions: answers go to the stream, not to the POST.
     sse_sink: Option<mpsc::Sender<Outgoing>>,
     last_seen: Mutex<Instant>,
+    /// Who opened the session (when the server is a resource server): only the same
+    /// principal may use it.
+    principal: Option<Arc<Principal>>,
 }
 
 struct AppState {
@@ -146,9 +155,15 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
             .route("/sse", get(get_sse))
             .route("/messages", post(post_messages));
     }
-    let app = app
+    if let Some(rs) = &state.config.authorization {
+        app = auth::guard::protect(app, rs);
+    }
+    let mut app = app
         .layer(DefaultBodyLimit::max(limit))
         .with_state(Arc::clone(&state));
+    if let Some(rs) = &state.config.authorization {
+        app = app.merge(auth::guard::metadata_routes(rs));
+    }
     (app, state)
 }
 
@@ -268,12 +283,14 @@ fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Duration) {
     });
 }
 
-/// The live session with this id, or the 404 for an unknown or ended one.
+/// The live session with this id, or the 404 for an unknown or ended one — or for one
+/// another principal opened (see ARCHITECTURE.md, "Authorization").
 // A `Response` is the natural error of a request guard; it is built once per rejection.
 #[allow(clippy::result_large_err)]
-fn find_session(state: &AppState, id: &str) -> Result<Arc<Session>, Response> {
+fn find_session(state: &AppState, id: &str, caller: &Caller) -> Result<Arc<Session>, Response> {
     lock(&state.sessions)
         .get(id)
+        .filter(|s| caller.owns(s.principal.as_ref()))
         .cloned()
         .ok_or_else(session_not_found)
 }
@@ -390,6 +407,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
     // extractor clones the map, which was ~3% of the server's time per stateless call.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
+    let caller = Caller::of(&parts.extensions);
     // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
     let body =
         match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &state).await {
@@ -399,8 +417,9 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
+    let authz = state.config.authorization.as_ref();
     if let Some(session_id) = header_str(&headers, "mcp-session-id") {
-        let session = match find_session(&state, session_id) {
+        let session = match find_session(&state, session_id, &caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -431,13 +450,19 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
             return session_not_found();
         };
         let frame = jsonrpc::parse_frame(&body);
-        return dispatch(&session.conn, frame, None, Some(streams), None).await;
+        if let Some(refused) = auth::guard::frame_refusal(authz, &caller, &frame) {
+            return refused;
+        }
+        return dispatch(&session.conn, frame, None, Some(streams), None, &caller).await;
     }
     // The frame is parsed once: a well-formed request is routed and checked on its
     // parsed envelope, then handed to its connection as it is. Anything else (a batch, a
     // notification, a response, an invalid message) is read as a `Value` for the routing
     // decision, as the general path has it.
     let frame = jsonrpc::parse_frame(&body);
+    if let Some(refused) = auth::guard::frame_refusal(authz, &caller, &frame) {
+        return refused;
+    }
     let general: Value;
     let probe = match &frame {
         Frame::Single(Ok(Message::Request { id, method, params })) => Probe {
@@ -477,10 +502,10 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
         if let Some(refused) = stateless_refusal(&state, &headers, &probe) {
             return refused;
         }
-        return stateless(&state, frame).await;
+        return stateless(&state, frame, &caller).await;
     }
     if probe.method == "initialize" {
-        return initialize(&state, frame).await;
+        return initialize(&state, frame, &caller).await;
     }
     rpc_error(
         StatusCode::BAD_REQUEST,
@@ -498,7 +523,7 @@ struct Probe<'a> {
     params: Option<&'a Value>,
 }
 
-async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
+async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -512,7 +537,7 @@ async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, frame, None, None, None).await;
+    let response = dispatch(&conn, frame, None, None, None, caller).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -538,6 +563,7 @@ async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), session);
     let mut response = response;
@@ -636,7 +662,7 @@ fn stateless_refusal(
 }
 
 /// Serves a stateless request whose headers were checked on a connection of its own.
-async fn stateless(state: &Arc<AppState>, frame: Frame) -> Response {
+async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -652,6 +678,7 @@ async fn stateless(state: &Arc<AppState>, frame: Frame) -> Response {
         Some(StatusMap::Modern),
         None,
         Some(in_progress),
+        caller,
     )
     .await
 }
@@ -764,9 +791,10 @@ async fn dispatch(
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
+    caller: &Caller,
 ) -> Response {
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
-    let requests = conn.handle_parsed(frame, &tx).await;
+    let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
     if requests == 0 {
         return StatusCode::ACCEPTED.into_response();
@@ -855,7 +883,11 @@ fn sse_response(body: Body) -> Response {
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn get_mcp(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Response {
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -871,7 +903,7 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
             "Method Not Allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let session = match find_session(&state, session_id) {
+    let session = match find_session(&state, session_id, &caller) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -907,7 +939,11 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     sse_response(Body::from_stream(events))
 }
 
-async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn delete_mcp(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Response {
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -918,7 +954,9 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
         let mut sessions = lock(&state.sessions);
         // An HTTP+SSE session (2024-11-05) ends with its stream, not here.
         match sessions.get(session_id) {
-            Some(s) if s.streams.is_some() => sessions.remove(session_id),
+            Some(s) if s.streams.is_some() && caller.owns(s.principal.as_ref()) => {
+                sessions.remove(session_id)
+            }
             _ => None,
         }
     };
@@ -933,7 +971,11 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
 
 /// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
 /// connection; every answer and notification then arrives on the stream.
-async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn get_sse(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> Response {
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -957,6 +999,7 @@ async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: Some(tx),
         last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), Arc::clone(&session));
     let endpoint = Bytes::from(format!(
@@ -1015,6 +1058,7 @@ where
 
 async fn post_messages(
     State(state): State<Arc<AppState>>,
+    caller: Caller,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
@@ -1030,7 +1074,7 @@ async fn post_messages(
             "Bad Request: sessionId is required",
         );
     };
-    let session = match find_session(&state, session_id) {
+    let session = match find_session(&state, session_id, &caller) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -1041,7 +1085,16 @@ async fn post_messages(
     // Backpressure: while the client does not read its stream and the stream's queue is
     // full, its POSTs wait here instead of piling up answers in memory.
     drop(sink.reserve().await);
-    session.conn.handle_frame(&body, &sink).await;
+    let frame = jsonrpc::parse_frame(&body);
+    if let Some(refused) =
+        auth::guard::frame_refusal(state.config.authorization.as_ref(), &caller, &frame)
+    {
+        return refused;
+    }
+    session
+        .conn
+        .handle_parsed_as(frame, &sink, caller.principal())
+        .await;
     StatusCode::ACCEPTED.into_response()
 }
 
