@@ -500,8 +500,19 @@ async fn discovery_documents_and_the_first_challenge() {
     )))
     .await;
     assert_eq!(mirrored.status, StatusCode::OK);
-    assert_eq!(mirrored.json(), *metadata.metadata());
-    assert_eq!(mirrored.json()["issuer"], json!(as_.issuer));
+    let mirror = mirrored.json();
+    assert_eq!(mirror["issuer"], json!(as_.issuer));
+    for member in [
+        "authorization_endpoint",
+        "token_endpoint",
+        "code_challenge_methods_supported",
+    ] {
+        assert_eq!(mirror[member], metadata.metadata()[member], "{member}");
+    }
+    assert!(
+        mirror.get("jwks_uri").is_none() && mirror.get("introspection_endpoint").is_none(),
+        "{mirror}"
+    );
 
     // Every MCP route is behind the token; unknown paths stay 404.
     for (method, path) in [

@@ -254,11 +254,12 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// The authorization server's metadata (RFC 8414), served as is at
+    /// The authorization server's metadata (RFC 8414), mirrored at
     /// `/.well-known/oauth-authorization-server` for 2025-03-26 clients (they look for it at
-    /// the MCP server's origin; later revisions use the Protected Resource Metadata).
+    /// the MCP server's origin; later revisions use the Protected Resource Metadata). Only
+    /// the members of the authorization code flow are mirrored (see [`MIRRORED_MEMBERS`]).
     pub fn authorization_server_metadata(mut self, metadata: Value) -> Self {
-        self.authorization_server_metadata = Some(metadata);
+        self.authorization_server_metadata = Some(mirror_of(&metadata));
         self
     }
 
@@ -333,6 +334,37 @@ impl ResourceServerBuilder {
             verified: VerifiedTokens::new(self.cache_ttl, self.cache_capacity),
         })
     }
+}
+
+/// The members of an authorization server's metadata mirrored for 2025-03-26 clients:
+/// what they use for dynamic registration and the authorization code flow with PKCE.
+/// The rest stays with the authorization server, because clients of that revision model
+/// the document strictly: mcp 1.9.x (Python) refuses the whole document when
+/// `response_modes_supported` lists `form_post` or a `…_signing_alg_values_supported`
+/// member is present, as real servers (oidc-provider) publish them.
+pub const MIRRORED_MEMBERS: &[&str] = &[
+    "issuer",
+    "authorization_endpoint",
+    "token_endpoint",
+    "registration_endpoint",
+    "revocation_endpoint",
+    "scopes_supported",
+    "response_types_supported",
+    "grant_types_supported",
+    "token_endpoint_auth_methods_supported",
+    "code_challenge_methods_supported",
+    "authorization_response_iss_parameter_supported",
+    "service_documentation",
+];
+
+fn mirror_of(metadata: &Value) -> Value {
+    let mut mirror = serde_json::Map::new();
+    for member in MIRRORED_MEMBERS {
+        if let Some(value) = metadata.get(member) {
+            mirror.insert((*member).to_owned(), value.clone());
+        }
+    }
+    Value::Object(mirror)
 }
 
 /// The root well-known path of Protected Resource Metadata (RFC 9728 §3).

@@ -28,7 +28,7 @@ pub(crate) mod guard;
 #[cfg(feature = "http")]
 mod verifier;
 #[cfg(feature = "http")]
-pub use config::{ConfigError, ResourceServer, ResourceServerBuilder};
+pub use config::{ConfigError, ResourceServer, ResourceServerBuilder, MIRRORED_MEMBERS};
 #[cfg(feature = "http")]
 pub use verifier::{BoxFuture, TokenVerifier, VerifyError};
 
