@@ -565,7 +565,7 @@ impl<T> Listed<T> {
         shape: impl FnOnce(&[T], Option<String>) -> Result<Encoded, RpcError>,
     ) -> Result<Encoded, RpcError> {
         let size = size.max(1);
-        let cacheable = offset.is_multiple_of(size);
+        let cacheable = offset % size == 0;
         let lock_pages = || {
             self.pages
                 .lock()

@@ -124,10 +124,19 @@ impl AuthServer {
         // Every test's log lines are captured, from the start.
         log_lines();
         let state = Arc::new(AsState::default());
-        *state.jwks.lock().unwrap() = json!({"keys": [
+        // Besides the signing keys: an encryption key and a symmetric one, neither of
+        // which may ever verify a token.
+        let mut encryption = jwk(&rsa_b(), Algorithm::RS256, "enc");
+        encryption["use"] = json!("enc");
+        let mut keys = vec![
             jwk(&rsa_a(), Algorithm::RS256, "a"),
             jwk(&ec(), Algorithm::ES256, "ec"),
-        ]});
+            encryption,
+            json!({"kty": "oct", "kid": "oct", "k": "c2VjcmV0"}),
+        ];
+        // `a` is not pinned to RS256, so that PS256 may use it too.
+        keys[0].as_object_mut().unwrap().remove("alg");
+        *state.jwks.lock().unwrap() = json!({ "keys": keys });
         let app = axum::Router::new()
             .route(
                 "/.well-known/oauth-authorization-server",
@@ -671,6 +680,41 @@ async fn hostile_tokens_each_get_their_status() {
             sign(Algorithm::RS256, Some("zz"), &good, &rsa_b()),
         ),
         invalid(
+            "an encryption key's kid",
+            sign(Algorithm::RS256, Some("enc"), &good, &rsa_b()),
+        ),
+        invalid(
+            "a symmetric key's kid",
+            sign(Algorithm::RS256, Some("oct"), &good, &rsa_b()),
+        ),
+        invalid(
+            "HS256 with the symmetric key of the set",
+            sign(
+                Algorithm::HS256,
+                Some("oct"),
+                &good,
+                &EncodingKey::from_secret(b"secret"),
+            ),
+        ),
+        invalid(
+            "padded signature",
+            format!("{}==", sign(Algorithm::RS256, Some("a"), &good, &rsa_a())),
+        ),
+        invalid("empty signature", {
+            let t = sign(Algorithm::RS256, Some("a"), &good, &rsa_a());
+            format!("{}.", &t[..t.rfind('.').unwrap()])
+        }),
+        invalid("claims swapped after signing", {
+            let t = sign(Algorithm::RS256, Some("a"), &good, &rsa_a());
+            let parts: Vec<&str> = t.split('.').collect();
+            format!(
+                "{}.{}.{}",
+                parts[0],
+                b64(&with(json!({"sub": "admin"}))),
+                parts[2]
+            )
+        }),
+        invalid(
             "exp as a string",
             sign(
                 Algorithm::RS256,
@@ -791,8 +835,10 @@ async fn hostile_tokens_each_get_their_status() {
         &with(json!({"aud": ["https://elsewhere", res.to_uppercase().replace("/MCP", "/mcp")]})),
         &rsa_a(),
     );
+    let ps = sign(Algorithm::PS256, Some("a"), &good, &rsa_a());
     for (why, token) in [
         ("RS256", &token),
+        ("PS256", &ps),
         ("ES256", &es),
         ("no typ", &untyped),
         ("aud list", &listed),

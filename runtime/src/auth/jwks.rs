@@ -1,91 +1,172 @@
 //! The authorization server's signing keys (a JWK Set), fetched on first use, kept for a
 //! while, refreshed when a token names a key not in the set (the server rotated its keys),
-//! at most once per interval however many such tokens arrive.
+//! at most once per interval however many such tokens arrive; and signature verification
+//! with them (ring).
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm};
-use jsonwebtoken::{Algorithm, DecodingKey};
+use base64::Engine;
+use ring::signature::{self, RsaPublicKeyComponents, UnparsedPublicKey};
 use serde_json::Value;
 
 use super::fetch::{self, Fetched};
 use super::VerifyError;
 
-/// One verification key.
+/// The JWS algorithms a resource server accepts: asymmetric only (RFC 7518 §3). `none` and
+/// the HMAC family are not among them: a resource server must not share a secret with the
+/// clients whose tokens it checks, and refusing them closes algorithm confusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Alg {
+    Rs256,
+    Rs384,
+    Rs512,
+    Ps256,
+    Ps384,
+    Ps512,
+    Es256,
+    Es384,
+    EdDsa,
+}
+
+impl Alg {
+    pub(crate) fn parse(name: &str) -> Option<Alg> {
+        Some(match name {
+            "RS256" => Alg::Rs256,
+            "RS384" => Alg::Rs384,
+            "RS512" => Alg::Rs512,
+            "PS256" => Alg::Ps256,
+            "PS384" => Alg::Ps384,
+            "PS512" => Alg::Ps512,
+            "ES256" => Alg::Es256,
+            "ES384" => Alg::Es384,
+            "EdDSA" => Alg::EdDsa,
+            _ => return None,
+        })
+    }
+}
+
+/// One verification key: its public material, as the JWK gave it.
 pub(crate) struct Key {
     kid: Option<String>,
     /// The algorithm the set pins the key to (`alg`), if any.
-    alg: Option<KeyAlgorithm>,
-    kind: KeyKind,
-    pub(crate) decoding: DecodingKey,
+    alg: Option<Alg>,
+    material: Material,
 }
 
-/// What a key can verify. Symmetric (`oct`) keys are never taken from a key set: a
-/// resource server must not share a secret with the clients whose tokens it checks.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum KeyKind {
-    Rsa,
-    P256,
-    P384,
-    Ed25519,
+enum Material {
+    /// Modulus and exponent, big-endian.
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
+    /// An uncompressed SEC1 point (`04 || x || y`) on P-256 or P-384.
+    P256(Vec<u8>),
+    P384(Vec<u8>),
+    Ed25519(Vec<u8>),
+}
+
+/// base64url, with or without padding (RFC 7515 says without; some key sets pad).
+fn b64(value: &Value, member: &str) -> Option<Vec<u8>> {
+    let text = value.get(member)?.as_str()?;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text.trim_end_matches('='))
+        .ok()
 }
 
 impl Key {
+    /// A signature key from a JWK, or `None` for what cannot verify signatures here: keys
+    /// meant for encryption or other operations, symmetric (`oct`) keys, unknown types or
+    /// curves, malformed members, RSA moduli under 2048 bits.
     fn from_jwk(value: &Value) -> Option<Key> {
-        // A key meant for encryption, or restricted to other operations, is skipped.
         if value.get("use").is_some_and(|u| u != "sig") {
             return None;
         }
-        if let Some(ops) = value.get("key_ops").and_then(Value::as_array) {
-            if !ops.iter().any(|op| op == "verify") {
+        if let Some(ops) = value.get("key_ops") {
+            if !ops.as_array()?.iter().any(|op| op == "verify") {
                 return None;
             }
         }
-        let jwk: Jwk = serde_json::from_value(value.clone()).ok()?;
-        let kind = match &jwk.algorithm {
-            AlgorithmParameters::RSA(_) => KeyKind::Rsa,
-            AlgorithmParameters::EllipticCurve(p) => match p.curve {
-                EllipticCurve::P256 => KeyKind::P256,
-                EllipticCurve::P384 => KeyKind::P384,
-                _ => return None,
-            },
-            AlgorithmParameters::OctetKeyPair(p) => match p.curve {
-                EllipticCurve::Ed25519 => KeyKind::Ed25519,
-                _ => return None,
-            },
-            // Symmetric keys, and whatever the library adds later, are not used.
+        let curve = value.get("crv").and_then(Value::as_str);
+        let point = |len: usize| {
+            let (x, y) = (b64(value, "x")?, b64(value, "y")?);
+            (x.len() == len && y.len() == len).then(|| [&[4u8][..], &x, &y].concat())
+        };
+        let material = match (value.get("kty")?.as_str()?, curve) {
+            ("RSA", _) => {
+                let n = b64(value, "n")?;
+                let e = b64(value, "e")?;
+                let bits = n.iter().skip_while(|b| **b == 0).count() * 8;
+                if bits < 2048 || e.is_empty() {
+                    return None;
+                }
+                Material::Rsa { n, e }
+            }
+            ("EC", Some("P-256")) => Material::P256(point(32)?),
+            ("EC", Some("P-384")) => Material::P384(point(48)?),
+            ("OKP", Some("Ed25519")) => {
+                let x = b64(value, "x")?;
+                (x.len() == 32).then_some(())?;
+                Material::Ed25519(x)
+            }
             _ => return None,
         };
-        let decoding = DecodingKey::from_jwk(&jwk).ok()?;
-        Some(Key {
-            kid: jwk.common.key_id.clone(),
-            alg: jwk.common.key_algorithm,
-            kind,
-            decoding,
-        })
+        let alg = match value.get("alg") {
+            None => None,
+            // A key pinned to an algorithm this server does not accept is of no use.
+            Some(a) => Some(Alg::parse(a.as_str()?)?),
+        };
+        let kid = match value.get("kid") {
+            None => None,
+            Some(k) => Some(k.as_str()?.to_owned()),
+        };
+        Some(Key { kid, alg, material })
     }
 
     /// Whether this key may verify a signature made with `alg`: the key's type and curve
     /// fit the algorithm, and the set does not pin the key to another one.
-    fn fits(&self, alg: Algorithm) -> bool {
+    fn fits(&self, alg: Alg) -> bool {
         let kind_fits = match alg {
-            Algorithm::RS256
-            | Algorithm::RS384
-            | Algorithm::RS512
-            | Algorithm::PS256
-            | Algorithm::PS384
-            | Algorithm::PS512 => self.kind == KeyKind::Rsa,
-            Algorithm::ES256 => self.kind == KeyKind::P256,
-            Algorithm::ES384 => self.kind == KeyKind::P384,
-            Algorithm::EdDSA => self.kind == KeyKind::Ed25519,
-            // Symmetric algorithms are refused before any key is looked up.
+            Alg::Rs256 | Alg::Rs384 | Alg::Rs512 | Alg::Ps256 | Alg::Ps384 | Alg::Ps512 => {
+                matches!(self.material, Material::Rsa { .. })
+            }
+            Alg::Es256 => matches!(self.material, Material::P256(_)),
+            Alg::Es384 => matches!(self.material, Material::P384(_)),
+            Alg::EdDsa => matches!(self.material, Material::Ed25519(_)),
+        };
+        kind_fits && self.alg.is_none_or(|pinned| pinned == alg)
+    }
+
+    /// Whether `signature` is `alg`'s signature of `message` by this key (ring).
+    pub(crate) fn verifies(&self, alg: Alg, message: &[u8], signature: &[u8]) -> bool {
+        let rsa = |params: &'static signature::RsaParameters| match &self.material {
+            Material::Rsa { n, e } => RsaPublicKeyComponents { n, e }
+                .verify(params, message, signature)
+                .is_ok(),
             _ => false,
         };
-        let pinned_fits = self
-            .alg
-            .is_none_or(|pinned| pinned == KeyAlgorithm::from(alg));
-        kind_fits && pinned_fits
+        match (alg, &self.material) {
+            (Alg::Rs256, _) => rsa(&signature::RSA_PKCS1_2048_8192_SHA256),
+            (Alg::Rs384, _) => rsa(&signature::RSA_PKCS1_2048_8192_SHA384),
+            (Alg::Rs512, _) => rsa(&signature::RSA_PKCS1_2048_8192_SHA512),
+            (Alg::Ps256, _) => rsa(&signature::RSA_PSS_2048_8192_SHA256),
+            (Alg::Ps384, _) => rsa(&signature::RSA_PSS_2048_8192_SHA384),
+            (Alg::Ps512, _) => rsa(&signature::RSA_PSS_2048_8192_SHA512),
+            (Alg::Es256, Material::P256(point)) => {
+                UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, point)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+            (Alg::Es384, Material::P384(point)) => {
+                UnparsedPublicKey::new(&signature::ECDSA_P384_SHA384_FIXED, point)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+            (Alg::EdDsa, Material::Ed25519(x)) => UnparsedPublicKey::new(&signature::ED25519, x)
+                .verify(message, signature)
+                .is_ok(),
+            _ => false,
+        }
     }
 }
 
@@ -141,11 +222,7 @@ impl KeySet {
     }
 
     /// The key to verify a token signed with `alg` and naming `kid`.
-    pub(crate) async fn key(
-        &self,
-        kid: Option<&str>,
-        alg: Algorithm,
-    ) -> Result<Arc<Key>, VerifyError> {
+    pub(crate) async fn key(&self, kid: Option<&str>, alg: Alg) -> Result<Arc<Key>, VerifyError> {
         let snapshot = match self.snapshot() {
             Some(s) if s.fetched.elapsed() < self.policy.ttl => s,
             // First use, or time to refetch: on failure a set not too old still serves.
@@ -251,7 +328,7 @@ impl KeySet {
 
 /// The key of `snapshot` for `kid` and `alg`. A key with the right `kid` that cannot verify
 /// `alg` is an invalid token (the header lies about its key), not a reason to refetch.
-fn find(snapshot: &Snapshot, kid: Option<&str>, alg: Algorithm) -> Result<Found, VerifyError> {
+fn find(snapshot: &Snapshot, kid: Option<&str>, alg: Alg) -> Result<Found, VerifyError> {
     match kid {
         Some(kid) => {
             let Some(key) = snapshot.keys.iter().find(|k| k.kid.as_deref() == Some(kid)) else {
