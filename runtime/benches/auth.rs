@@ -4,14 +4,25 @@
 //! verified-token cache), and with the token verified afresh — RS256 and ES256 signatures
 //! against a cached JWK Set; and `ResourceServer::authenticate` alone.
 //!
-//! `cargo bench -p mcp-runtime --bench auth` (criterion); figures in BENCHMARKS.md §5.
+//! `cargo bench -p mcp-runtime --bench auth` (criterion), or `… -- --interleaved [--rounds N]`
+//! for the overhead ratios with the contenders taking turns (the table in BENCHMARKS.md §5);
+//! `--only CASE` runs one case alone (to profile it); `--http` makes each call a real
+//! HTTP/1.1 exchange with the server over one keep-alive loopback connection (hyper on both
+//! ends of the socket, the client writing prepared bytes), so that the overhead is seen next
+//! to a whole request's time.
+
+#[path = "support/args.rs"]
+mod args;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use args::{flag_value, median};
 
 use axum::body::Body;
-use axum::http::Request;
-use criterion::{criterion_group, criterion_main, Criterion};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Uri};
+use criterion::Criterion;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_runtime::auth::{JwtVerifier, ResourceServer};
@@ -81,28 +92,46 @@ fn resource_server(jwks_uri: &str, cache: bool) -> ResourceServer {
     rs.build().unwrap()
 }
 
-fn call_request(token: Option<&str>) -> Request<Body> {
+/// A request's parts, made once: building them is the client's cost, not the server's.
+struct Prepared {
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+fn prepare(token: Option<&str>) -> Prepared {
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "echo", "arguments": {"text": "hello"},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let mut req = Request::post("/mcp")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "echo");
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
+    let mut headers = HeaderMap::new();
+    for (name, value) in [
+        ("host", "127.0.0.1"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
     }
-    req.body(Body::from(body.to_string())).unwrap()
+    if let Some(token) = token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+        headers.insert("authorization", value);
+    }
+    Prepared {
+        headers,
+        body: Bytes::from(body.to_string()),
+    }
 }
 
 /// One call through `app`; panics unless it is answered 200 (a refused token would make
 /// the figure meaningless).
-async fn call(app: &axum::Router, token: Option<&str>) {
-    let response = app.clone().oneshot(call_request(token)).await.unwrap();
+async fn call(app: &axum::Router, prepared: &Prepared) {
+    let mut request = Request::new(Body::from(prepared.body.clone()));
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = Uri::from_static("/mcp");
+    *request.headers_mut() = prepared.headers.clone();
+    let response = app.clone().oneshot(request).await.unwrap();
     assert_eq!(response.status(), 200);
     let body = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
@@ -110,9 +139,24 @@ async fn call(app: &axum::Router, token: Option<&str>) {
     assert!(body.len() > 20);
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+/// Everything the cases need: the runtime, the routers, the tokens and requests.
+struct Setup {
+    rt: tokio::runtime::Runtime,
+    open: axum::Router,
+    cached: axum::Router,
+    fresh: axum::Router,
+    rs256: String,
+    es256: String,
+    anonymous: Prepared,
+    rs256_request: Prepared,
+    es256_request: Prepared,
+    jwks_uri: String,
+}
+
+fn setup() -> Setup {
+    // One thread, as in `message_path`: the handler task runs on the thread that awaits it,
+    // so the figure is CPU time rather than cross-thread wake-ups.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -122,67 +166,215 @@ fn bench(c: &mut Criterion) {
     );
     let jwks_uri = rt.block_on(jwks_server(json!({"keys": [
         jwk(&rsa, Algorithm::RS256, "rsa"), jwk(&ec, Algorithm::ES256, "ec")]})));
-    let rs256 = token(Algorithm::RS256, "rsa", &rsa);
-    let es256 = token(Algorithm::ES256, "ec", &ec);
     let app = |authorization: Option<ResourceServer>| {
         let mut config = HttpConfig::default();
         config.authorization = authorization.map(Arc::new);
         // The router spawns its session reaper: built inside the runtime.
         rt.block_on(async { router(server(), config) })
     };
-    let open = app(None);
-    let cached = app(Some(resource_server(&jwks_uri, true)));
-    let fresh = app(Some(resource_server(&jwks_uri, false)));
+    let (rs256, es256) = (
+        token(Algorithm::RS256, "rsa", &rsa),
+        token(Algorithm::ES256, "ec", &ec),
+    );
+    let setup = Setup {
+        open: app(None),
+        cached: app(Some(resource_server(&jwks_uri, true))),
+        fresh: app(Some(resource_server(&jwks_uri, false))),
+        anonymous: prepare(None),
+        rs256_request: prepare(Some(&rs256)),
+        es256_request: prepare(Some(&es256)),
+        rs256,
+        es256,
+        jwks_uri,
+        rt,
+    };
     // The key set is fetched by the first request and cached from then on.
-    rt.block_on(async {
-        call(&open, None).await;
-        call(&cached, Some(&rs256)).await;
-        call(&fresh, Some(&rs256)).await;
-        call(&fresh, Some(&es256)).await;
+    setup.rt.block_on(async {
+        call(&setup.open, &setup.anonymous).await;
+        call(&setup.cached, &setup.rs256_request).await;
+        call(&setup.fresh, &setup.rs256_request).await;
+        call(&setup.fresh, &setup.es256_request).await;
     });
+    setup
+}
 
+/// The `tools/call` cases: (name, router, request).
+fn cases(s: &Setup) -> [(&'static str, &axum::Router, &Prepared); 4] {
+    [
+        ("no_authorization", &s.open, &s.anonymous),
+        ("verified_token_cache_hit", &s.cached, &s.rs256_request),
+        ("rs256_verified_cached_jwks", &s.fresh, &s.rs256_request),
+        ("es256_verified_cached_jwks", &s.fresh, &s.es256_request),
+    ]
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    let s = setup();
     let mut group = c.benchmark_group("auth/tools_call_2026_07_28");
-    group.bench_function("no_authorization", |b| {
-        b.to_async(&rt).iter(|| call(&open, None));
-    });
-    group.bench_function("verified_token_cache_hit", |b| {
-        b.to_async(&rt).iter(|| call(&cached, Some(&rs256)));
-    });
-    group.bench_function("rs256_verified_cached_jwks", |b| {
-        b.to_async(&rt).iter(|| call(&fresh, Some(&rs256)));
-    });
-    group.bench_function("es256_verified_cached_jwks", |b| {
-        b.to_async(&rt).iter(|| call(&fresh, Some(&es256)));
-    });
+    for (name, app, request) in cases(&s) {
+        group.bench_function(name, |b| {
+            b.to_async(&s.rt).iter(|| call(app, request));
+        });
+    }
     group.finish();
 
     let mut group = c.benchmark_group("auth/authenticate");
     let (hit, miss) = (
-        resource_server(&jwks_uri, true),
-        resource_server(&jwks_uri, false),
+        resource_server(&s.jwks_uri, true),
+        resource_server(&s.jwks_uri, false),
     );
-    rt.block_on(async {
-        hit.authenticate(&rs256).await.unwrap();
-        miss.authenticate(&rs256).await.unwrap();
+    s.rt.block_on(async {
+        hit.authenticate(&s.rs256).await.unwrap();
+        miss.authenticate(&s.rs256).await.unwrap();
     });
     group.bench_function("cache_hit", |b| {
-        b.to_async(&rt)
-            .iter(|| async { hit.authenticate(&rs256).await.unwrap() });
+        b.to_async(&s.rt)
+            .iter(|| async { hit.authenticate(&s.rs256).await.unwrap() });
     });
     group.bench_function("rs256", |b| {
-        b.to_async(&rt)
-            .iter(|| async { miss.authenticate(&rs256).await.unwrap() });
+        b.to_async(&s.rt)
+            .iter(|| async { miss.authenticate(&s.rs256).await.unwrap() });
     });
     group.bench_function("es256", |b| {
-        b.to_async(&rt)
-            .iter(|| async { miss.authenticate(&es256).await.unwrap() });
+        b.to_async(&s.rt)
+            .iter(|| async { miss.authenticate(&s.es256).await.unwrap() });
     });
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = bench
+/// `--interleaved [--rounds N]`: the four `tools/call` cases take turns, ~2 ms of calls
+/// each per round; each case's time is the median over rounds, and its overhead the median
+/// of its per-round ratio to the unprotected call (so that this shared machine's busy
+/// phases fall on all of them alike).
+/// A keep-alive HTTP/1.1 connection to a served copy of a router, sending one prepared
+/// request's bytes per call.
+struct Wire {
+    stream: tokio::net::TcpStream,
+    request: Vec<u8>,
+    buffer: Vec<u8>,
 }
-criterion_main!(benches);
+
+impl Wire {
+    async fn open(app: &axum::Router, prepared: &Prepared) -> Wire {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = app.clone();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\ncontent-length: {}\r\n",
+            prepared.body.len()
+        );
+        for (name, value) in &prepared.headers {
+            request.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+        }
+        request.push_str("\r\n");
+        let mut request = request.into_bytes();
+        request.extend_from_slice(&prepared.body);
+        Wire {
+            stream,
+            request,
+            buffer: Vec::with_capacity(4096),
+        }
+    }
+
+    /// One exchange: the request written, the answer read to its end (`content-length`).
+    async fn call(&mut self) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        self.stream.write_all(&self.request).await.unwrap();
+        self.buffer.clear();
+        loop {
+            let mut chunk = [0u8; 4096];
+            let n = self.stream.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "connection closed");
+            self.buffer.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&self.buffer);
+            if let Some(end) = text.find("\r\n\r\n") {
+                assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+                let length: usize = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(str::to_owned)
+                    })
+                    .expect("content-length")
+                    .trim()
+                    .parse()
+                    .unwrap();
+                if self.buffer.len() >= end + 4 + length {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
+    let s = setup();
+    let mut cases = cases(&s).to_vec();
+    if let Some(only) = only {
+        // One case alone (to profile it): ratios are then to itself.
+        cases.retain(|(name, _, _)| *name == only);
+    }
+    let mut wires = Vec::new();
+    if http {
+        s.rt.block_on(async {
+            for (_, app, request) in &cases {
+                wires.push(Wire::open(app, request).await);
+            }
+        });
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    s.rt.block_on(async {
+        for _ in 0..rounds {
+            let mut round = Vec::new();
+            for (i, (_, app, request)) in cases.iter().enumerate() {
+                let start = Instant::now();
+                let mut n = 0u32;
+                while start.elapsed() < Duration::from_millis(2) || n < 10 {
+                    match wires.get_mut(i) {
+                        Some(wire) => wire.call().await,
+                        None => call(app, request).await,
+                    }
+                    n += 1;
+                }
+                round.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(n));
+            }
+            for (i, t) in round.iter().enumerate() {
+                times[i].push(*t);
+                ratios[i].push(t / round[0]);
+            }
+        }
+    });
+    println!("| case | µs per call (median of {rounds} rounds) | ÷ no authorization | overhead |");
+    println!("|---|---|---|---|");
+    for (i, (name, _, _)) in cases.iter().enumerate() {
+        let ratio = median(ratios[i].clone());
+        println!(
+            "| {name} | {:.2} | {ratio:.3} | {:+.1}% |",
+            median(times[i].clone()),
+            (ratio - 1.0) * 100.0
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--interleaved") {
+        let rounds = flag_value(&args, "--rounds")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(200);
+        let http = args.iter().any(|a| a == "--http");
+        interleaved(rounds, flag_value(&args, "--only"), http);
+        return;
+    }
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    criterion_benches(&mut c);
+    c.final_summary();
+}

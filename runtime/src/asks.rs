@@ -240,9 +240,10 @@ pub struct Round {
 #[derive(Debug)]
 struct Binding {
     method: &'static str,
-    /// The caller's identity (`Principal::identity`) when the request was authenticated,
-    /// else empty: a state minted for one principal does not verify for another.
-    principal: String,
+    /// The caller, when the request was authenticated: a state minted for one principal
+    /// does not verify for another (its identity enters the digest, computed only when a
+    /// state is verified or signed).
+    principal: Option<Arc<crate::auth::Principal>>,
     digest: std::sync::OnceLock<String>,
 }
 
@@ -258,8 +259,15 @@ pub(crate) fn binding_parts(params: Option<&Value>) -> (&Value, &Value) {
 
 impl Binding {
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
-        self.digest
-            .get_or_init(|| binding(self.method, &self.principal, target, arguments))
+        self.digest.get_or_init(|| {
+            let principal = self.principal.as_ref().map(|p| p.identity());
+            binding(
+                self.method,
+                principal.as_deref().unwrap_or_default(),
+                target,
+                arguments,
+            )
+        })
     }
 }
 
@@ -271,11 +279,11 @@ impl Round {
         version: ProtocolVersion,
         method: &'static str,
         params: Option<&Value>,
-        principal: Option<&crate::auth::Principal>,
+        principal: Option<&Arc<crate::auth::Principal>>,
     ) -> Result<Round, RpcError> {
         let binding = Binding {
             method,
-            principal: principal.map(|p| p.identity()).unwrap_or_default(),
+            principal: principal.cloned(),
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();

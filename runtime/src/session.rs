@@ -257,7 +257,7 @@ impl Connection {
                     params.as_ref(),
                     token.clone(),
                     reply,
-                    principal.map(Arc::as_ref),
+                    principal,
                 ) {
                     Admission::Answer(outcome) => {
                         // Answered at once: it was never in progress, so it takes no
@@ -388,7 +388,7 @@ impl Connection {
         params: Option<&Value>,
         cancel: CancellationToken,
         reply: &mpsc::Sender<Outgoing>,
-        principal: Option<&Principal>,
+        principal: Option<&Arc<Principal>>,
     ) -> Admission {
         let server = &self.server;
         let modern_served = server.versions().of_era(Era::Modern).next().is_some();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::cancel::CancellationToken;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, FromRequest, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -154,9 +154,6 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
         app = app
             .route("/sse", get(get_sse))
             .route("/messages", post(post_messages));
-    }
-    if let Some(rs) = &state.config.authorization {
-        app = auth::guard::protect(app, rs);
     }
     let mut app = app
         .layer(DefaultBodyLimit::max(limit))
@@ -407,7 +404,11 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
     // extractor clones the map, which was ~3% of the server's time per stateless call.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
-    let caller = Caller::of(&parts.extensions);
+    let authz = state.config.authorization.as_ref();
+    let caller = match auth::guard::authorize(authz, &headers, &parts.uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
     let body =
         match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &state).await {
@@ -417,7 +418,6 @@ async fn post_mcp(State(state): State<Arc<AppState>>, request: axum::extract::Re
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
-    let authz = state.config.authorization.as_ref();
     if let Some(session_id) = header_str(&headers, "mcp-session-id") {
         let session = match find_session(&state, session_id, &caller) {
             Ok(s) => s,
@@ -883,11 +883,12 @@ fn sse_response(body: Body) -> Response {
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-async fn get_mcp(
-    State(state): State<Arc<AppState>>,
-    caller: Caller,
-    headers: HeaderMap,
-) -> Response {
+async fn get_mcp(State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match auth::guard::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -939,11 +940,12 @@ async fn get_mcp(
     sse_response(Body::from_stream(events))
 }
 
-async fn delete_mcp(
-    State(state): State<Arc<AppState>>,
-    caller: Caller,
-    headers: HeaderMap,
-) -> Response {
+async fn delete_mcp(State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match auth::guard::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -971,11 +973,12 @@ async fn delete_mcp(
 
 /// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
 /// connection; every answer and notification then arrives on the stream.
-async fn get_sse(
-    State(state): State<Arc<AppState>>,
-    caller: Caller,
-    headers: HeaderMap,
-) -> Response {
+async fn get_sse(State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match auth::guard::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -1058,11 +1061,16 @@ where
 
 async fn post_messages(
     State(state): State<Arc<AppState>>,
-    caller: Caller,
+    uri: Uri,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match auth::guard::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
