@@ -7,9 +7,9 @@
 //! `cargo bench -p mcp-runtime --bench auth` (criterion), or `… -- --interleaved [--rounds N]`
 //! for the overhead ratios with the contenders taking turns (the table in BENCHMARKS.md §5);
 //! `--only CASE` runs one case alone (to profile it); `--http` makes each call a real
-//! HTTP/1.1 exchange with the server over one keep-alive loopback connection (hyper on both
-//! ends of the socket, the client writing prepared bytes), so that the overhead is seen next
-//! to a whole request's time.
+//! HTTP/1.1 exchange over one keep-alive loopback connection with the router served by hyper
+//! on a thread of its own, and reports that thread's CPU time per request (from its
+//! `schedstat`): the whole request's server time, next to which the overhead is judged.
 
 #[path = "support/args.rs"]
 mod args;
@@ -254,12 +254,52 @@ struct Wire {
     buffer: Vec<u8>,
 }
 
+/// The routers served on a thread of their own (one current-thread runtime), whose CPU time
+/// is read from `/proc/self/task/<tid>/schedstat`: the servers' own time per request,
+/// hyper and socket work included, the client's excluded.
+struct ServerThread {
+    addrs: Vec<std::net::SocketAddr>,
+    schedstat: String,
+}
+
+impl ServerThread {
+    fn start(apps: Vec<axum::Router>) -> ServerThread {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let mut addrs = Vec::new();
+                for app in apps {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    addrs.push(listener.local_addr().unwrap());
+                    tokio::spawn(async move { axum::serve(listener, app).await });
+                }
+                // The link reads `<pid>/task/<tid>`, relative to /proc.
+                let me = std::fs::read_link("/proc/thread-self").unwrap();
+                let path = std::path::Path::new("/proc").join(me).join("schedstat");
+                tx.send((addrs, path)).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        let (addrs, schedstat) = rx.recv().unwrap();
+        ServerThread {
+            addrs,
+            schedstat: schedstat.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The thread's time on a CPU so far, in ns.
+    fn cpu_ns(&self) -> u64 {
+        let stat = std::fs::read_to_string(&self.schedstat).unwrap();
+        stat.split_whitespace().next().unwrap().parse().unwrap()
+    }
+}
+
 impl Wire {
-    async fn open(app: &axum::Router, prepared: &Prepared) -> Wire {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let app = app.clone();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+    async fn open(addr: std::net::SocketAddr, prepared: &Prepared) -> Wire {
         let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
         stream.set_nodelay(true).unwrap();
         let mut request = format!(
@@ -319,10 +359,11 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
         cases.retain(|(name, _, _)| *name == only);
     }
     let mut wires = Vec::new();
-    if http {
+    let server = http.then(|| ServerThread::start(cases.iter().map(|c| c.1.clone()).collect()));
+    if let Some(server) = &server {
         s.rt.block_on(async {
-            for (_, app, request) in &cases {
-                wires.push(Wire::open(app, request).await);
+            for (addr, (_, _, request)) in server.addrs.iter().zip(&cases) {
+                wires.push(Wire::open(*addr, request).await);
             }
         });
     }
@@ -333,6 +374,7 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
             let mut round = Vec::new();
             for (i, (_, app, request)) in cases.iter().enumerate() {
                 let start = Instant::now();
+                let cpu = server.as_ref().map(ServerThread::cpu_ns);
                 let mut n = 0u32;
                 while start.elapsed() < Duration::from_millis(2) || n < 10 {
                     match wires.get_mut(i) {
@@ -341,7 +383,12 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
                     }
                     n += 1;
                 }
-                round.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(n));
+                // Over HTTP the figure is the server thread's CPU time per request.
+                let ns = match (&server, cpu) {
+                    (Some(server), Some(before)) => (server.cpu_ns() - before) as f64,
+                    _ => start.elapsed().as_nanos() as f64,
+                };
+                round.push(ns / 1e3 / f64::from(n));
             }
             for (i, t) in round.iter().enumerate() {
                 times[i].push(*t);
@@ -349,7 +396,12 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
             }
         }
     });
-    println!("| case | µs per call (median of {rounds} rounds) | ÷ no authorization | overhead |");
+    let what = if http {
+        "server CPU µs per request"
+    } else {
+        "µs per call"
+    };
+    println!("| case | {what} (median of {rounds} rounds) | ÷ no authorization | overhead |");
     println!("|---|---|---|---|");
     for (i, (name, _, _)) in cases.iter().enumerate() {
         let ratio = median(ratios[i].clone());

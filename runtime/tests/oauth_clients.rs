@@ -9,8 +9,9 @@
 //! dynamically, runs the authorization code flow with PKCE (the test's driver plays the
 //! browser, `tests/auth/oauth-client.{mjs,py}`), gets a JWT for the resource, then lists
 //! tools and calls one. Every client id of `tests/clients/versions.md` whose SDK has OAuth
-//! support is here; the ones without (2024-11-05 and the HTTP+SSE-only releases) are not:
-//! that revision has no authorization framework.
+//! support is here, the TypeScript 2024-11-05 releases included (they carry the 2025-03-26
+//! client); the Python ones of 2024-11-05 (mcp 1.8.1, and 1.7.1 over HTTP+SSE) have no OAuth
+//! client at all (no `mcp/client/auth.py`), so they cannot be driven through it.
 //!
 //! Also against the same real server: its tokens for another resource, and its opaque
 //! tokens, refused; its client-credentials token for our resource accepted; and RFC 7662
@@ -181,16 +182,22 @@ fn run_client(id: &str, url: &str) -> (Value, String) {
 
 /// One client through the whole flow, and what it did checked.
 fn oauth_flow(id: &str, revision: &str, sends_resource: bool) {
+    oauth_flow_at(id, revision, sends_resource, "/mcp");
+}
+
+/// [`oauth_flow`] with the client given `path` (`/sse` for HTTP+SSE) on the server.
+fn oauth_flow_at(id: &str, revision: &str, sends_resource: bool, path: &str) {
     let auth = AuthServer::start();
     let mcp = HttpServer::start_example_with(
         "conformance_server",
         &["--authorization-server", &auth.issuer],
     );
+    // The resource is the MCP endpoint, whatever transport the client uses.
     let url = mcp.url("/mcp");
     if !sends_resource {
         auth.set_default_resource(&url);
     }
-    let (out, stderr) = run_client(id, &url);
+    let (out, stderr) = run_client(id, &mcp.url(path));
     let context = || {
         format!(
             "{out:#}\n--- client stderr:\n{stderr}\n--- authorization server:\n{}\n--- MCP server:\n{}",
@@ -240,6 +247,19 @@ fn oauth_flow(id: &str, revision: &str, sends_resource: bool) {
     assert_eq!(out["callbackHadIss"], json!(true), "{}", context());
     // The server logged no token.
     assert!(!mcp.log().contains("eyJ"), "{}", mcp.log());
+}
+
+#[test]
+fn ts_2024_11_05_oauth_through_the_mirrored_metadata() {
+    // 2024-11-05 has no authorization framework, but sdk 1.10.2 already carries the
+    // 2025-03-26 client (metadata at the server's origin, no `resource`, no scope).
+    oauth_flow("ts-2024-11-05", "2024-11-05", false);
+}
+
+#[test]
+fn ts_sse_1_9_0_oauth_over_http_sse() {
+    // The same client over the HTTP+SSE transport: the stream and its POSTs need the token.
+    oauth_flow_at("ts-sse-1.9.0", "2024-11-05", false, "/sse");
 }
 
 #[test]

@@ -122,10 +122,21 @@ server.on('request', (req, res) => {
       res.end('ok');
     });
   } else {
+    // A client that asks for no scope (the oldest SDK releases send none) gets the default one, as many servers
+    // do: oidc-provider itself would deny an authorization that grants nothing.
+    const url = new URL(req.url, issuer);
+    if (url.pathname === '/auth' && !url.searchParams.has('scope')) {
+      url.searchParams.set('scope', SCOPE);
+      req.url = url.pathname + url.search;
+    }
     callback(req, res);
   }
 });
+// Refusals are logged (the test shows this log when a client fails).
 provider.on('server_error', (_ctx, err) => console.error('server_error:', err));
+for (const event of ['grant.error', 'authorization.error', 'registration_create.error', 'introspection.error']) {
+  provider.on(event, (_ctx, err) => console.error(`${event}: ${err.error ?? err.message}: ${err.error_description ?? ''}`));
+}
 
 console.log(`issuer ${issuer}`);
 process.on('SIGTERM', () => process.exit(0));

@@ -3,12 +3,16 @@
 // challenge (or, in the oldest releases, from the server's origin), registers itself dynamically, starts an
 // authorization code + PKCE flow and hands us the authorization URL; we play the browser (follow the redirects of
 // the auto-approving test authorization server, keeping its cookies) up to our redirect URI, give the SDK the code
-// (finishAuth), reconnect, list tools and call `test_simple_text`. Prints one JSON line, like client.mjs.
+// (finishAuth), reconnect, list tools and call `test_simple_text`. Prints one JSON line, like client.mjs. A URL
+// ending in /sse uses the SDK's HTTP+SSE client transport (2024-11-05), any other its Streamable HTTP one.
 // Usage: node oauth-client.mjs <client-id> --url <url>   (run from beside the SDKs' node_modules: oauth_clients.rs
 // copies it there)
 import { readFileSync } from 'node:fs';
 
 const ALIASES = {
+  // Releases older than the 2025-03-26 revision already carry its OAuth client (metadata at the server's origin).
+  'ts-2024-11-05': { alias: 'sdk-2024-11-05' },
+  'ts-sse-1.9.0': { alias: 'sdk-sse-1.9.0' },
   'ts-2025-03-26': { alias: 'sdk-2025-03-26' },
   'ts-2025-06-18': { alias: 'sdk-2025-06-18' },
   'ts-2025-11-25': { alias: 'sdk-2025-11-25' },
@@ -57,7 +61,10 @@ async function run() {
   const v2 = pkg.name === '@modelcontextprotocol/client';
   const sdk = v2 ? await import(spec.alias) : undefined;
   const { Client } = sdk ?? (await import(`${spec.alias}/client/index.js`));
-  const { StreamableHTTPClientTransport } = sdk ?? (await import(`${spec.alias}/client/streamableHttp.js`));
+  const sse = new URL(url).pathname.endsWith('/sse');
+  const { StreamableHTTPClientTransport, SSEClientTransport } =
+    sdk ?? (await import(`${spec.alias}/client/${sse ? 'sse' : 'streamableHttp'}.js`));
+  const Transport = sse ? SSEClientTransport : StreamableHTTPClientTransport;
   const { UnauthorizedError } = sdk ?? (await import(`${spec.alias}/client/auth.js`));
 
   // The SDK's OAuthClientProvider, in memory. What it was asked to do is recorded for the test.
@@ -116,7 +123,7 @@ async function run() {
       { name: `mcp-oauth-${id}`, version: '1.0.0' },
       { capabilities: {}, ...(spec.negotiation ? { versionNegotiation: spec.negotiation } : {}) },
     );
-    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+    const transport = new Transport(new URL(url), { authProvider: provider });
     let handler;
     Object.defineProperty(transport, 'onmessage', {
       configurable: true,
@@ -139,15 +146,16 @@ async function run() {
     firstAttempt = 'connected';
   } catch (err) {
     if (!(err instanceof UnauthorizedError) || !callback) throw err;
+    if (callback.has('error')) throw new Error(`authorization refused: ${callback.toString()}`);
     firstAttempt = 'unauthorized';
     // The code goes back to the SDK, which exchanges it (with the PKCE verifier) for tokens; 2.x validates `iss`.
-    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+    const transport = new Transport(new URL(url), { authProvider: provider });
     if (v2) await transport.finishAuth(callback);
     else await transport.finishAuth(callback.get('code'));
     connection = await connect();
   }
   const { client } = connection;
-  const out = { client: id, sdk: `${pkg.name}@${pkg.version}`, firstAttempt };
+  const out = { client: id, sdk: `${pkg.name}@${pkg.version}`, transport: sse ? 'sse' : 'streamable-http', firstAttempt };
   out.protocolVersion = typeof client.getNegotiatedProtocolVersion === 'function' ? client.getNegotiatedProtocolVersion() : wireVersion;
   const authorization = new URL(seen.authorizationUrl);
   out.authorizationRequest = {
