@@ -314,6 +314,41 @@ fn py_2026_07_28_auto_oauth() {
     oauth_flow("py-2026-07-28-auto", "2026-07-28", true);
 }
 
+#[test]
+fn the_example_refuses_to_start_without_its_authorization_server() {
+    // Nothing listens on port 1: discovery fails, and the server must not start unprotected.
+    let out = Command::new(support::server::example())
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--authorization-server",
+            "http://127.0.0.1:1",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the example");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--authorization-server http://127.0.0.1:1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+    // An issuer over plain http that is not loopback is refused the same way.
+    let out = Command::new(support::server::example())
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--authorization-server",
+            "http://auth.example.com",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the example");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("https"));
+}
+
 /// A stateless 2026-07-28 `tools/call` with `token`: status and `WWW-Authenticate`.
 fn call(url: &str, token: &str) -> (u16, String, String) {
     let r = reqwest::blocking::Client::new()
