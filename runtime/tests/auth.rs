@@ -1262,6 +1262,14 @@ async fn introspection_verifies_opaque_tokens() {
     as_.state.introspection_broken.store(true, Ordering::SeqCst);
     let r = call(&mcp.base, Some("opaque-fresh"), "whoami").await;
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    // The tokens went to the introspection endpoint (in a request body) and nowhere else:
+    // not into any log line, at any level, of the server or of its HTTP client; nor the
+    // resource server's client secret.
+    let log = String::from_utf8_lossy(&log_lines().lock().unwrap()).into_owned();
+    assert!(log.contains("cannot verify bearer tokens"), "the capture works");
+    for secret in ["opaque-good", "opaque-revoked", "opaque-fresh", "s3cret"] {
+        assert!(!log.contains(secret), "{secret} reached the log");
+    }
 }
 
 #[tokio::test]
