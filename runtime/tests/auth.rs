@@ -17,7 +17,8 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_runtime::asks::{Ask, INPUT_REQUIRED_MARKER};
 use mcp_runtime::auth::{
-    AuthorizationServer, IntrospectionVerifier, JwtVerifier, ResourceServer, ResourceServerBuilder,
+    AuthorizationServer, ByIssuer, IntrospectionVerifier, JwtVerifier, ResourceServer,
+    ResourceServerBuilder,
 };
 use mcp_runtime::model::{Implementation, Tool, ToolResult};
 use mcp_runtime::transport::http::HttpConfig;
@@ -1085,7 +1086,7 @@ async fn keys_rotate_at_most_once_per_interval() {
     let as_ = AuthServer::start().await;
     let mcp = jwt_server(
         &as_,
-        |b| b.min_refresh_interval(Duration::from_millis(400)),
+        |b| b.min_refresh_interval(Duration::from_secs(2)),
         |b| b.verified_token_cache(Duration::ZERO, 0),
     )
     .await;
@@ -1103,8 +1104,9 @@ async fn keys_rotate_at_most_once_per_interval() {
         );
     }
     assert_eq!(as_.fetches(), 1, "kept");
-    // The server rotates to key b: its tokens verify after one refetch.
-    tokio::time::sleep(Duration::from_millis(450)).await;
+    // The server rotates to key b: its tokens verify after one refetch. (The interval is
+    // long enough that the three requests below, on a loaded machine, fall inside it.)
+    tokio::time::sleep(Duration::from_millis(2100)).await;
     *as_.state.jwks.lock().unwrap() = json!({"keys": [jwk(&rsa_b(), Algorithm::RS256, "b")]});
     let b = sign(Algorithm::RS256, Some("b"), &good, &rsa_b());
     assert_eq!(
@@ -1159,7 +1161,7 @@ async fn verification_fails_closed() {
     let mcp = jwt_server(
         &as_,
         |b| {
-            b.key_cache(Duration::ZERO, Duration::from_millis(600))
+            b.key_cache(Duration::ZERO, Duration::from_secs(2))
                 .min_refresh_interval(Duration::ZERO)
         },
         |b| b.verified_token_cache(Duration::ZERO, 0),
@@ -1181,7 +1183,7 @@ async fn verification_fails_closed() {
         StatusCode::OK,
         "stale set still used"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(2200)).await;
     let r = call(&mcp.base, Some(&token), "whoami").await;
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
     as_.state.jwks_broken.store(false, Ordering::SeqCst);
@@ -1266,7 +1268,10 @@ async fn introspection_verifies_opaque_tokens() {
     // not into any log line, at any level, of the server or of its HTTP client; nor the
     // resource server's client secret.
     let log = String::from_utf8_lossy(&log_lines().lock().unwrap()).into_owned();
-    assert!(log.contains("cannot verify bearer tokens"), "the capture works");
+    assert!(
+        log.contains("cannot verify bearer tokens"),
+        "the capture works"
+    );
     for secret in ["opaque-good", "opaque-revoked", "opaque-fresh", "s3cret"] {
         assert!(!log.contains(secret), "{secret} reached the log");
     }
@@ -1289,4 +1294,81 @@ async fn discovery_checks_the_issuer() {
         .await
         .unwrap_err();
     assert!(err.0.contains("no metadata found"), "{err}");
+}
+
+#[tokio::test]
+async fn two_authorization_servers_each_with_its_own_keys() {
+    let (one, two) = (AuthServer::start().await, AuthServer::start().await);
+    // The second server signs with key b only.
+    *two.state.jwks.lock().unwrap() = json!({"keys": [jwk(&rsa_b(), Algorithm::RS256, "b")]});
+    let (i1, i2) = (one.issuer.clone(), two.issuer.clone());
+    let (j1, j2) = (one.jwks_uri(), two.jwks_uri());
+    let mcp = Mcp::start(move |resource| {
+        let verifier = ByIssuer::new()
+            .issuer(
+                &i1,
+                JwtVerifier::builder(&i1, &j1, resource).build().unwrap(),
+            )
+            .issuer(
+                &i2,
+                JwtVerifier::builder(&i2, &j2, resource).build().unwrap(),
+            );
+        ResourceServer::builder(resource, verifier)
+            .authorization_server(&i1)
+            .authorization_server(&i2)
+    })
+    .await;
+    let prm = send(reqwest::Client::new().get(format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        mcp.base
+    )))
+    .await
+    .json();
+    assert_eq!(
+        prm["authorization_servers"],
+        json!([one.issuer, two.issuer])
+    );
+    let res = mcp.resource();
+    let from_one = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &claims(&one.issuer, &res, "u1", ""),
+        &rsa_a(),
+    );
+    let from_two = sign(
+        Algorithm::RS256,
+        Some("b"),
+        &claims(&two.issuer, &res, "u2", ""),
+        &rsa_b(),
+    );
+    for token in [&from_one, &from_two] {
+        let r = call(&mcp.base, Some(token), "whoami").await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    // Naming server one, signed with server two's key: server one's keys decide.
+    let mixed = sign(
+        Algorithm::RS256,
+        Some("b"),
+        &claims(&one.issuer, &res, "u1", ""),
+        &rsa_b(),
+    );
+    assert_eq!(
+        call(&mcp.base, Some(&mixed), "whoami").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // An issuer nobody listed: refused, and no key set fetched for it.
+    let before = (one.fetches(), two.fetches());
+    let stranger = sign(
+        Algorithm::RS256,
+        Some("a"),
+        &claims("http://127.0.0.1:1", &res, "x", ""),
+        &rsa_a(),
+    );
+    let r = call(&mcp.base, Some(&stranger), "whoami").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(r
+        .param("error_description")
+        .unwrap()
+        .contains("does not trust"));
+    assert_eq!((one.fetches(), two.fetches()), before);
 }

@@ -314,3 +314,61 @@ impl JwtVerifierBuilder {
         })
     }
 }
+
+/// Several authorization servers for one resource (the metadata may name more than one):
+/// a JWT goes to the verifier of the issuer its `iss` names. `iss` is read unverified only
+/// to choose; the chosen verifier checks everything, the issuer included, so a token that
+/// names one issuer and is signed by another's key is refused. A token naming no listed
+/// issuer is refused without any key being fetched.
+#[derive(Default)]
+pub struct ByIssuer {
+    verifiers: Vec<(String, Box<dyn TokenVerifier>)>,
+}
+
+impl ByIssuer {
+    /// No issuer yet.
+    pub fn new() -> ByIssuer {
+        ByIssuer::default()
+    }
+
+    /// Tokens whose `iss` is `issuer` go to `verifier`.
+    pub fn issuer(
+        mut self,
+        issuer: impl Into<String>,
+        verifier: impl TokenVerifier + 'static,
+    ) -> Self {
+        self.verifiers.push((issuer.into(), Box::new(verifier)));
+        self
+    }
+
+    fn named_issuer(token: &str) -> Result<String, VerifyError> {
+        let jws = Jws::parse(token)?;
+        let claims: Value = serde_json::from_slice(&jws.payload)
+            .map_err(|_| VerifyError::Invalid("the token's claims are not JSON".into()))?;
+        claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| VerifyError::Invalid("the token names no issuer".into()))
+    }
+}
+
+impl TokenVerifier for ByIssuer {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, VerifyError>> {
+        Box::pin(async move {
+            let issuer = ByIssuer::named_issuer(token)?;
+            let verifier = self
+                .verifiers
+                .iter()
+                .find(|(known, _)| *known == issuer)
+                .map(|(_, v)| v)
+                .ok_or_else(|| {
+                    VerifyError::Invalid(
+                        "the token was issued by an authorization server this resource does not trust"
+                            .into(),
+                    )
+                })?;
+            verifier.verify(token).await
+        })
+    }
+}

@@ -47,4 +47,4 @@ pub use discovery::{AuthorizationServer, DiscoveryError};
 #[cfg(feature = "auth")]
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 #[cfg(feature = "auth")]
-pub use jwt::{JwtVerifier, JwtVerifierBuilder};
+pub use jwt::{ByIssuer, JwtVerifier, JwtVerifierBuilder};
