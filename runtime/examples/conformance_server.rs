@@ -4,16 +4,22 @@
 //! structured output, resource links, audio).
 //!
 //! `cargo run -p mcp-runtime --example conformance_server` serves one client on stdio;
-//! `… -- --http 127.0.0.1:3001` serves `http://127.0.0.1:3001/mcp` (and `/sse`).
+//! `… -- --http 127.0.0.1:3001` serves `http://127.0.0.1:3001/mcp` (and `/sse`);
+//! `… -- --http 127.0.0.1:3001 --authorization-server ISSUER` protects them as an OAuth
+//! 2.1 resource server whose resource is `http://127.0.0.1:3001/mcp`: the issuer's
+//! metadata and key set are discovered at start-up, and every request needs a JWT access
+//! token of that issuer whose `aud` names the resource.
 
 use std::time::Duration;
 
+use mcp_runtime::auth::{AuthorizationServer, JwtVerifier, ResourceServer};
 use mcp_runtime::model::{
     Annotations, Completion, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument,
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
     Tool, ToolAnnotations, ToolResult,
 };
 use mcp_runtime::model::{Elicitation, SamplingRequest};
+use mcp_runtime::transport::http::HttpConfig;
 use mcp_runtime::{Ask, AskError, AskErrorKind, RpcError, Server, ServerEvent, ToolError};
 use serde_json::{json, Value};
 
@@ -387,6 +393,50 @@ async fn terminated() {
     }
 }
 
+/// Serves HTTP on `addr`, as a resource server of `issuer` if one is given.
+async fn serve_http(addr: &str, issuer: Option<&str>) -> std::io::Result<()> {
+    let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
+        eprintln!("--http {addr}: {e}");
+        std::process::exit(2);
+    });
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let mut config = HttpConfig::default();
+    if let Some(issuer) = issuer {
+        match resource_server(&url, issuer).await {
+            Ok(rs) => config.authorization = Some(std::sync::Arc::new(rs)),
+            Err(e) => {
+                eprintln!("--authorization-server {issuer}: {e}");
+                std::process::exit(1);
+            }
+        }
+        eprintln!("protected by {issuer} (resource {url})");
+    }
+    eprintln!("listening on {url}");
+    mcp_runtime::transport::http::serve_listener_with_shutdown(
+        conformance_server(),
+        listener,
+        config,
+        terminated(),
+    )
+    .await
+}
+
+/// `resource` as a resource server of `issuer`: its metadata and key set discovered now,
+/// so that a wrong issuer shows at start-up.
+async fn resource_server(
+    resource: &str,
+    issuer: &str,
+) -> Result<ResourceServer, Box<dyn std::error::Error>> {
+    let server = AuthorizationServer::discover(issuer).await?;
+    let verifier = JwtVerifier::for_server(&server, resource)?.build()?;
+    verifier.prefetch_keys().await?;
+    Ok(ResourceServer::builder(resource, verifier)
+        .discovered_authorization_server(&server)
+        .resource_name("MCP multiversion conformance server")
+        .build()?)
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt()
@@ -409,24 +459,14 @@ async fn main() -> std::io::Result<()> {
             )
             .await
         }
-        ["--http", addr] => {
-            let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
-                eprintln!("--http {addr}: {e}");
-                std::process::exit(2);
-            });
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            mcp_runtime::transport::http::serve_listener_with_shutdown(
-                conformance_server(),
-                listener,
-                Default::default(),
-                terminated(),
-            )
-            .await
+        ["--http", addr] => serve_http(addr, None).await,
+        ["--http", addr, "--authorization-server", issuer]
+        | ["--authorization-server", issuer, "--http", addr] => {
+            serve_http(addr, Some(issuer)).await
         }
         _ => {
             eprintln!(
-                "usage: conformance_server [--stdio | --http ADDR]   (e.g. --http 127.0.0.1:3001)"
+                "usage: conformance_server [--stdio | --http ADDR [--authorization-server ISSUER]]   (e.g. --http 127.0.0.1:3001)"
             );
             std::process::exit(2);
         }

@@ -19,6 +19,7 @@
     )
 )]
 
+pub mod auth;
 mod cancel;
 pub mod model;
 mod protocol;

@@ -11,6 +11,7 @@ use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
 use crate::model::LogLevel;
 use crate::protocol::asks::{Asker, Pending, Round};
@@ -120,6 +121,18 @@ impl Connection {
         frame: Frame,
         reply: &mpsc::Sender<Outgoing>,
     ) -> usize {
+        self.handle_parsed_as(frame, reply, None).await
+    }
+
+    /// [`Connection::handle_parsed`] for a frame sent by `principal` (an HTTP request
+    /// whose bearer token was verified): its handlers see the principal on their
+    /// `Context`, and a 2026-07-28 `requestState` is bound to it.
+    pub(crate) async fn handle_parsed_as(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> usize {
         match frame {
             Frame::Single(Err(invalid)) => {
                 let _ = reply
@@ -127,7 +140,7 @@ impl Connection {
                     .await;
                 1
             }
-            Frame::Single(Ok(message)) => match self.dispatch(message, reply) {
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply, principal) {
                 // Sent from here: a task would only add a hop on the way to the writer.
                 Dispatched::Ready(answer) => {
                     let _ = reply.send(answer).await;
@@ -144,7 +157,7 @@ impl Connection {
                 }
                 Dispatched::Nothing => 0,
             },
-            Frame::Batch(items) => self.handle_batch(items, reply).await,
+            Frame::Batch(items) => self.handle_batch(items, reply, principal).await,
         }
     }
 
@@ -152,6 +165,7 @@ impl Connection {
         self: &Arc<Self>,
         items: Vec<Result<Message, Invalid>>,
         reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
     ) -> usize {
         let batching = self.version().is_some_and(|v| v.features().batching);
         if !batching {
@@ -172,7 +186,7 @@ impl Connection {
                     )))
                     .boxed(),
                 ),
-                Ok(message) => match self.dispatch(message, reply) {
+                Ok(message) => match self.dispatch(message, reply, principal) {
                     Dispatched::Ready(answer) => {
                         tasks.push(futures_util::future::ready(Some(answer)).boxed());
                     }
@@ -203,7 +217,12 @@ impl Connection {
     /// Notifications and responses are handled at once; a request is answered at once
     /// when it needs no handler (an error, `ping`, a list, `server/discover`), else it
     /// becomes a future that yields its answer (or nothing, if it was cancelled).
-    fn dispatch(self: &Arc<Self>, message: Message, reply: &mpsc::Sender<Outgoing>) -> Dispatched {
+    fn dispatch(
+        self: &Arc<Self>,
+        message: Message,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> Dispatched {
         match message {
             Message::Notification { method, params } => {
                 self.notification(&method, params.as_ref());
@@ -222,19 +241,29 @@ impl Connection {
                 let token = CancellationToken::new();
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
-                let admitted =
-                    match self.admit_request(&method, params.as_ref(), token.clone(), reply) {
-                        Admission::Answer(outcome) => {
-                            // Answered at once: it was never in progress, so it takes no
-                            // place among the requests in flight.
-                            let answer = match outcome {
-                                Ok(result) => wire::result_response(&id, &result),
-                                Err(error) => wire::error_response(Some(&id), &error),
-                            };
-                            return Dispatched::Ready(answer);
-                        }
-                        Admission::Handler(v, m, ctx) => (v, m, ctx.with_request_id(id.clone())),
-                    };
+                let admitted = match self.admit_request(
+                    &method,
+                    params.as_ref(),
+                    token.clone(),
+                    reply,
+                    principal,
+                ) {
+                    Admission::Answer(outcome) => {
+                        // Answered at once: it was never in progress, so it takes no
+                        // place among the requests in flight.
+                        let answer = match outcome {
+                            Ok(result) => wire::result_response(&id, &result),
+                            Err(error) => wire::error_response(Some(&id), &error),
+                        };
+                        return Dispatched::Ready(answer);
+                    }
+                    Admission::Handler(v, m, ctx) => (
+                        v,
+                        m,
+                        ctx.with_request_id(id.clone())
+                            .with_principal(principal.cloned()),
+                    ),
+                };
                 {
                     // Checked again with the insertion: HTTP session POSTs are handled
                     // concurrently, and another may have taken the id meanwhile.
@@ -390,6 +419,7 @@ impl Connection {
         params: Option<&Value>,
         cancel: CancellationToken,
         reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
     ) -> Admission {
         let server = &self.server;
         let modern_served = server.versions().of_era(Era::Modern).next().is_some();
@@ -411,7 +441,7 @@ impl Connection {
                 None => LogFilter::Off,
             };
             let asker = if method::may_ask(method) {
-                match Round::from_params(v, method, params) {
+                match Round::from_params(v, method, params, principal) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
                 }

@@ -51,8 +51,14 @@ impl HttpServer {
 
     /// The example `name`, which takes `--http ADDR` and prints `listening on URL`.
     pub fn start_example(name: &str) -> Self {
+        Self::start_example_with(name, &[])
+    }
+
+    /// The example `name` with `--http 127.0.0.1:0` and `args` after it.
+    pub fn start_example_with(name: &str, args: &[&str]) -> Self {
         let mut child = Command::new(example_named(name))
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

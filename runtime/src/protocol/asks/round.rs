@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::ask::Ask;
 use super::error::{AskError, AskErrorKind};
+use crate::auth::Principal;
 use crate::protocol::method::{self, McpMethod};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::RpcError;
@@ -41,6 +42,10 @@ pub(crate) struct Round {
 #[derive(Debug)]
 struct Binding {
     method: &'static str,
+    /// The caller, when the request was authenticated: a state minted for one principal
+    /// does not verify for another (its identity enters the digest, computed only when a
+    /// state is verified or signed).
+    principal: Option<Arc<Principal>>,
     digest: std::sync::OnceLock<String>,
 }
 
@@ -54,8 +59,15 @@ pub(crate) fn binding_parts(method: McpMethod, params: Option<&Value>) -> (&Valu
 
 impl Binding {
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
-        self.digest
-            .get_or_init(|| binding(self.method, target, arguments))
+        self.digest.get_or_init(|| {
+            let principal = self.principal.as_ref().map(|p| p.identity());
+            binding(
+                self.method,
+                principal.as_deref().unwrap_or_default(),
+                target,
+                arguments,
+            )
+        })
     }
 }
 
@@ -66,9 +78,11 @@ impl Round {
         version: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        principal: Option<&Arc<Principal>>,
     ) -> Result<Round, RpcError> {
         let binding = Binding {
             method: method.name(),
+            principal: principal.cloned(),
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();
@@ -163,13 +177,14 @@ fn secret() -> &'static [u8; 32] {
     })
 }
 
-/// What a state is bound to: the method, the tool/prompt/resource and its arguments.
-fn binding(method: &str, target: &Value, arguments: &Value) -> String {
+/// What a state is bound to: the method, the caller, the tool/prompt/resource and its
+/// arguments.
+fn binding(method: &str, principal: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
     // order is still the same request.
     let digest = Sha256::digest(
         format!(
-            "{method}\u{0}{}\u{0}{}",
+            "{method}\u{0}{principal}\u{0}{}\u{0}{}",
             canonical(target),
             canonical(arguments)
         )

@@ -1,5 +1,6 @@
 //! The HTTP transport's settings, with safe defaults.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 /// HTTP settings, with safe defaults.
@@ -21,6 +22,10 @@ pub struct HttpConfig {
     pub max_stored_events: usize,
     /// SSE streams kept per legacy session (finished ones are forgotten first). Default 100.
     pub max_streams_per_session: usize,
+    /// Makes the server an OAuth 2.1 resource server (see [`crate::auth`]): every MCP
+    /// request needs a bearer token the verifier accepts, and the metadata documents are
+    /// served. Default `None`: no authorization.
+    pub authorization: Option<Arc<crate::auth::ResourceServer>>,
 }
 
 impl Default for HttpConfig {
@@ -33,6 +38,7 @@ impl Default for HttpConfig {
             legacy_sse: true,
             max_stored_events: 1000,
             max_streams_per_session: 100,
+            authorization: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use tokio::sync::mpsc;
 
+use super::authorize::Caller;
 use super::event_store::SessionStreams;
 use super::responses::{json_response, shutting_down, sse_event, sse_response};
 use super::sessions::AppState;
@@ -38,9 +39,10 @@ pub(super) async fn dispatch(
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
+    caller: &Caller,
 ) -> Response {
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
-    let requests = conn.handle_parsed(frame, &tx).await;
+    let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
     if requests == 0 {
         return StatusCode::ACCEPTED.into_response();

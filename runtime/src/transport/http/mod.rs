@@ -3,6 +3,7 @@
 //! 2024-11-05 (`GET /sse` + `POST /messages`). DNS-rebinding protection, a body limit
 //! and a session cap are on by default.
 
+mod authorize;
 mod config;
 mod event_store;
 mod exchange;
@@ -60,9 +61,12 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
             .route("/sse", get(legacy_sse::get_sse))
             .route("/messages", post(legacy_sse::post_messages));
     }
-    let app = app
+    let mut app = app
         .layer(DefaultBodyLimit::max(limit))
         .with_state(Arc::clone(&state));
+    if let Some(rs) = &state.config.authorization {
+        app = app.merge(authorize::metadata_routes(rs));
+    }
     (app, state)
 }
 

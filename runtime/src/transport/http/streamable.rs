@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
 use super::guard::{check_host, header_str};
@@ -46,6 +47,11 @@ pub(super) async fn post_mcp(
     // extractor clones the map, which was ~3% of the server's time per stateless call.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &parts.uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
     let body =
         match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &state).await {
@@ -56,7 +62,7 @@ pub(super) async fn post_mcp(
         return r;
     }
     if let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) {
-        let session = match find_session(&state, session_id) {
+        let session = match find_session(&state, session_id, &caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -87,13 +93,19 @@ pub(super) async fn post_mcp(
             return session_not_found();
         };
         let frame = wire::parse_frame(&body);
-        return dispatch(&session.conn, frame, None, Some(streams), None).await;
+        if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+            return refused;
+        }
+        return dispatch(&session.conn, frame, None, Some(streams), None, &caller).await;
     }
     // The frame is parsed once: a well-formed request is routed and checked on its
     // parsed envelope, then handed to its connection as it is. Anything else (a batch, a
     // notification, a response, an invalid message) is read as a `Value` for the routing
     // decision, as the general path has it.
     let frame = wire::parse_frame(&body);
+    if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+        return refused;
+    }
     let general: Value;
     let probe = match &frame {
         Frame::Single(Ok(Message::Request { id, method, params })) => Probe {
@@ -133,10 +145,10 @@ pub(super) async fn post_mcp(
         if let Some(refused) = stateless_refusal(&state, &headers, &probe) {
             return refused;
         }
-        return stateless(&state, frame).await;
+        return stateless(&state, frame, &caller).await;
     }
     if probe.method == McpMethod::Initialize.name() {
-        return initialize(&state, frame).await;
+        return initialize(&state, frame, &caller).await;
     }
     rpc_error(
         StatusCode::BAD_REQUEST,
@@ -146,7 +158,7 @@ pub(super) async fn post_mcp(
     )
 }
 
-pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
+pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -160,7 +172,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response 
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, frame, None, None, None).await;
+    let response = dispatch(&conn, frame, None, None, None, caller).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
@@ -186,6 +198,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response 
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), session);
     let mut response = response;
@@ -197,7 +210,16 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response 
     response
 }
 
-pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+pub(super) async fn get_mcp(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -213,7 +235,7 @@ pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderM
             "Method Not Allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let session = match find_session(&state, session_id) {
+    let session = match find_session(&state, session_id, &caller) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -249,7 +271,16 @@ pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderM
     sse_response(Body::from_stream(events))
 }
 
-pub(super) async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+pub(super) async fn delete_mcp(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -260,7 +291,9 @@ pub(super) async fn delete_mcp(State(state): State<Arc<AppState>>, headers: Head
         let mut sessions = lock(&state.sessions);
         // An HTTP+SSE session (2024-11-05) ends with its stream, not here.
         match sessions.get(session_id) {
-            Some(s) if s.streams.is_some() => sessions.remove(session_id),
+            Some(s) if s.streams.is_some() && caller.owns(s.principal.as_ref()) => {
+                sessions.remove(session_id)
+            }
             _ => None,
         }
     };
