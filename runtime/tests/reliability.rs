@@ -176,11 +176,13 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
         server.notify(ServerEvent::ResourceUpdated("r://a".into()));
         tokio::task::yield_now().await;
     }
-    server.notify(ServerEvent::PromptsChanged);
+    // The end marker: a list this server declares (it has no prompts, and a list it does
+    // not declare is never announced).
+    server.notify(ServerEvent::ResourcesChanged);
     let mut resumed = http.get_stream(&sid, Some(&last)).await;
     let mut got = Vec::new();
     while got.last().map(|m: &Value| m["method"].clone())
-        != Some(json!("notifications/prompts/list_changed"))
+        != Some(json!("notifications/resources/list_changed"))
     {
         let (_, m) = resumed.next_message().await;
         got.push(m);
@@ -192,7 +194,7 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     let mut expected = vec!["notifications/resources/updated"; 2];
     expected.push("notifications/tools/list_changed");
     expected.extend(vec!["notifications/resources/updated"; 20]);
-    expected.push("notifications/prompts/list_changed");
+    expected.push("notifications/resources/list_changed");
     assert_eq!(
         methods, expected,
         "every event after the last one seen, in order, once"
