@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use super::handler::{
     box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, RootsChangedFn,
 };
+use super::handler_output::{IntoPromptResult, IntoResourceContents};
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use super::tool_output::IntoToolResult;
 #[cfg(feature = "typed-tools")]
@@ -19,10 +20,7 @@ use super::tool_output::ToolError;
 use super::{Inner, Limits, Server};
 #[cfg(feature = "typed-tools")]
 use crate::model::ToolResult;
-use crate::model::{
-    Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
-    Tool,
-};
+use crate::model::{Completion, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::version::VersionSet;
 use crate::server::context::Context;
 use crate::server::uri_template::UriTemplate;
@@ -160,13 +158,21 @@ impl ServerBuilder {
         })
     }
 
-    /// A resource with a fixed URI.
+    /// A resource with a fixed URI. The handler gets the URI and returns anything
+    /// [`IntoResourceContents`]: text (with the resource's MIME type), contents, or a
+    /// `Result` of them.
     pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
     where
         F: Fn(String, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| Box::pin(handler(uri, ctx)));
+        let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
+        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
+            let mime_type = mime_type.clone();
+            let running = handler(uri.clone(), ctx);
+            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+        });
         self.resources.push(ResourceEntry { resource, handler });
         self
     }
@@ -177,13 +183,18 @@ impl ServerBuilder {
     pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
         #[allow(clippy::expect_used)] // documented: a bad template is the author's bug
         let parsed = UriTemplate::parse(&template.uri_template)
             .expect("resource template does not parse as RFC 6570");
-        let handler: Arc<ResourceFn> =
-            Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
+        let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
+        let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
+            let mime_type = mime_type.clone();
+            let running = handler(uri.clone(), vars, ctx);
+            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+        });
         self.templates.push(TemplateEntry {
             template,
             parsed,
@@ -192,13 +203,19 @@ impl ServerBuilder {
         self
     }
 
-    /// A prompt; the handler gets the arguments as strings in a JSON object.
+    /// A prompt; the handler gets the arguments as strings in a JSON object and returns
+    /// anything [`IntoPromptResult`]: text (one user message), messages, a
+    /// `PromptResult`, or a `Result` of them.
     pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
     where
         F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
     {
-        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
+        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
+            let running = handler(args, ctx);
+            Box::pin(async move { running.await.into_prompt_result() })
+        });
         self.prompts.push(PromptEntry { prompt, handler });
         self
     }
@@ -213,7 +230,8 @@ impl ServerBuilder {
     where
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
     {
         prompt.arguments = prompt_arguments(&schema_of::<A>());
         let handler = Arc::new(handler);
@@ -222,7 +240,7 @@ impl ServerBuilder {
             async move {
                 let typed: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
-                handler(typed, ctx).await
+                handler(typed, ctx).await.into_prompt_result()
             }
         })
     }
@@ -236,7 +254,8 @@ impl ServerBuilder {
     where
         V: DeserializeOwned + Send + 'static,
         F: Fn(String, V, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
         let handler = Arc::new(handler);
         self.resource_template(template, move |uri, vars, ctx| {
@@ -247,7 +266,11 @@ impl ServerBuilder {
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect();
                 match serde_json::from_value::<V>(Value::Object(object)) {
-                    Ok(typed) => handler(uri, typed, ctx).await,
+                    // Shaped here, with no MIME type: the outer handler already gave
+                    // text the template's own.
+                    Ok(typed) => handler(uri.clone(), typed, ctx)
+                        .await
+                        .into_contents(&uri, None),
                     // An empty answer is the runtime's "resource not found" (with its
                     // revision's code and `data.uri`).
                     Err(e) => {

@@ -9,6 +9,7 @@ pub(crate) mod context;
 pub(crate) mod elicit_schema;
 mod events;
 mod handler;
+mod handler_output;
 mod listen;
 mod registry;
 mod router;
@@ -32,6 +33,7 @@ pub use builder::ServerBuilder;
 pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
+pub use handler_output::{IntoPromptResult, IntoResourceContents};
 pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
