@@ -441,7 +441,7 @@ impl Connection {
                 None => LogFilter::Off,
             };
             let asker = if method::may_ask(method) {
-                match Round::from_params(v, method, params, principal) {
+                match Round::from_params(v, method, params, principal, &server.inner.state_keys) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
                 }
