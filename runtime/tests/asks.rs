@@ -187,6 +187,11 @@ fn reported(response: &Value) -> Value {
 /// Prompt `greet`: elicits, then `Hello, <name>`.
 /// Every handler records the errors its asks return (in `seen`) and propagates them.
 fn asking_server() -> (Server, Seen) {
+    asking_server_keyed(None)
+}
+
+/// [`asking_server`] with its `requestState` keys (current, previous).
+fn asking_server_keyed(keys: Option<(&[u8], Option<&[u8]>)>) -> (Server, Seen) {
     let seen: Seen = Arc::default();
     let mut limits = Limits::default();
     limits.ask_timeout = ASK_TIMEOUT;
@@ -279,8 +284,12 @@ fn asking_server() -> (Server, Seen) {
                     }
                 }
             },
-        )
-        .build();
+        );
+    let server = match keys {
+        Some((current, previous)) => server.state_keys(current, previous),
+        None => server,
+    }
+    .build();
     (server, seen)
 }
 
@@ -763,6 +772,46 @@ fn complete(r: &Value) -> Value {
     assert!(r["result"].get("inputRequests").is_none(), "{r}");
     assert!(r["result"].get("requestState").is_none(), "{r}");
     reported(r)
+}
+
+/// A retry may reach another replica: a state signed by one server verifies on another
+/// with the same key, and on one whose previous key it is (rotation); not on one with a
+/// different key, nor on one with the default (per-process random) key.
+#[tokio::test]
+async fn modern_retry_verifies_on_a_replica_sharing_the_state_key() {
+    const OLD: &[u8] = b"the key every replica shared until the rotation";
+    const NEW: &[u8] = b"the key every replica signs with after the rotation";
+    async fn first(p: &mut Stdio) -> String {
+        let caps = all_caps(MODERN);
+        let params = modern_params(&caps, "ask", Some(json!({"what": "elicit"})), None, None);
+        input_required(&modern_call(p, 1, params).await).1
+    }
+    fn retry(state: &str) -> Value {
+        modern_params(
+            &all_caps(MODERN),
+            "ask",
+            Some(json!({"what": "elicit"})),
+            Some(state),
+            Some(json!({"input-1": answer("elicit")})),
+        )
+    }
+    let mut a = Stdio::serve(asking_server_keyed(Some((OLD, None))).0);
+    let state = first(&mut a).await;
+    let mut b = Stdio::serve(asking_server_keyed(Some((OLD, None))).0);
+    complete(&modern_call(&mut b, 2, retry(&state)).await);
+    let mut rotated = Stdio::serve(asking_server_keyed(Some((NEW, Some(OLD)))).0);
+    complete(&modern_call(&mut rotated, 2, retry(&state)).await);
+    let mut other = Stdio::serve(asking_server_keyed(Some((NEW, None))).0);
+    let r = modern_call(&mut other, 2, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    let mut default = Stdio::serve(asking_server().0);
+    let r = modern_call(&mut default, 2, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    // After the rotation the new key signs, and a replica not rotated yet refuses it.
+    let state = first(&mut rotated).await;
+    let r = modern_call(&mut a, 3, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    complete(&modern_call(&mut other, 3, retry(&state)).await);
 }
 
 #[tokio::test]

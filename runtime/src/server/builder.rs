@@ -38,6 +38,7 @@ pub struct ServerBuilder {
     prompts: Vec<PromptEntry>,
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
+    state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
 }
 
 impl Server {
@@ -54,6 +55,7 @@ impl Server {
             prompts: Vec::new(),
             completion: None,
             roots_changed: None,
+            state_keys: None,
         }
     }
 }
@@ -86,6 +88,22 @@ impl ServerBuilder {
     /// Limits (message size, page size, queue length).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The secret that signs the 2026-07-28 `requestState` (HMAC-SHA256), and the one it
+    /// replaces while a rotation is under way: states are signed with `current` and
+    /// verified with `current`, then `previous`. Replicas of one server that share these
+    /// accept each other's states, so an `input_required` retry may reach any of them.
+    /// Use at least 32 random bytes. To rotate: give every replica `(new, Some(old))`,
+    /// then, once the longest retry window has passed, `(new, None)`.
+    ///
+    /// Default: a random key per process (a retry must come back to the same process).
+    pub fn state_keys(mut self, current: impl AsRef<[u8]>, previous: Option<&[u8]>) -> Self {
+        self.state_keys = Some(Arc::new(crate::protocol::asks::StateKeys::new(
+            current.as_ref(),
+            previous,
+        )));
         self
     }
 
@@ -327,6 +345,9 @@ impl ServerBuilder {
                 roots_changed: self.roots_changed,
                 events,
                 handshakes: Mutex::new(HashMap::new()),
+                state_keys: self
+                    .state_keys
+                    .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
             }),
         }
     }

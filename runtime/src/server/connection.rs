@@ -33,6 +33,16 @@ struct State {
     subscriptions: BTreeSet<String>,
 }
 
+/// A legacy session's state as replicas share it (see `transport::http::store`).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct Snapshot {
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) client_capabilities: Value,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) subscriptions: BTreeSet<String>,
+}
+
 /// The conversation with one peer. Messages to the peer go to `out`, in order.
 pub struct Connection {
     server: Server,
@@ -73,6 +83,67 @@ impl Connection {
             closed: CancellationToken::new(),
             pending: Arc::new(Pending::default()),
         })
+    }
+
+    /// A session's connection on one replica of a group: its server-to-client request
+    /// ids carry `replica` (so that ids asked by two replicas of one session never meet).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn new_replica(
+        server: Server,
+        out: mpsc::Sender<Outgoing>,
+        replica: &str,
+    ) -> Arc<Connection> {
+        let mut conn = Connection::stateless(server, out);
+        if let Some(c) = Arc::get_mut(&mut conn) {
+            c.pending = Arc::new(Pending::prefixed(replica));
+        }
+        Connection::forward_events(&conn);
+        conn
+    }
+
+    /// The session's state, as replicas share it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let state = lock(&self.state);
+        Snapshot {
+            lifecycle: state.lifecycle,
+            client_capabilities: state.client_capabilities.clone(),
+            log_level: self.log_level.get(),
+            subscriptions: state.subscriptions.clone(),
+        }
+    }
+
+    /// Takes the state another replica stored.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn restore(&self, snapshot: Snapshot) {
+        let mut state = lock(&self.state);
+        state.lifecycle = snapshot.lifecycle;
+        state.client_capabilities = snapshot.client_capabilities;
+        state.subscriptions = snapshot.subscriptions;
+        if let Some(level) = snapshot.log_level {
+            self.log_level.set(level);
+        }
+    }
+
+    /// Whether a server-to-client request with this id waits for its answer here.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn awaits(&self, id: &RequestId) -> bool {
+        self.pending.contains(id)
+    }
+
+    /// Whether a request with this id runs here.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn runs(&self, id: &RequestId) -> bool {
+        lock(&self.in_flight).contains_key(id)
+    }
+
+    /// Sends a server event that happened on another replica to this peer (as if it
+    /// had happened here).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) async fn deliver(&self, event: ServerEvent) {
+        if let Some(message) = self.message_for(event) {
+            self.send(message).await;
+        }
     }
 
     /// The legacy revision negotiated on this connection, if any.
@@ -441,7 +512,7 @@ impl Connection {
                 None => LogFilter::Off,
             };
             let asker = if method::may_ask(method) {
-                match Round::from_params(v, method, params, principal) {
+                match Round::from_params(v, method, params, principal, &server.inner.state_keys) {
                     Ok(round) => Asker::Modern(Arc::new(round)),
                     Err(e) => return Admission::Answer(Err(e)),
                 }
@@ -618,40 +689,49 @@ impl Connection {
                 };
                 let Some(conn) = weak.upgrade() else { return };
                 for event in batch {
-                    let (lifecycle, subscribed) = {
-                        let state = lock(&conn.state);
-                        let subscribed = matches!(&event, ServerEvent::ResourceUpdated(uri) if state.subscriptions.contains(uri));
-                        (state.lifecycle, subscribed)
-                    };
-                    let Lifecycle::Operating(_) = lifecycle else {
+                    let Some(message) = conn.message_for(event) else {
                         continue;
-                    };
-                    let server = &conn.server;
-                    // Only what the server declared (with `listChanged`): a client must not
-                    // hear of lists it was told do not exist.
-                    let message = match event {
-                        ServerEvent::ToolsChanged if server.declares("tools") => {
-                            wire::notification("notifications/tools/list_changed", None)
-                        }
-                        ServerEvent::PromptsChanged if server.declares("prompts") => {
-                            wire::notification("notifications/prompts/list_changed", None)
-                        }
-                        ServerEvent::ResourcesChanged if server.declares("resources") => {
-                            wire::notification("notifications/resources/list_changed", None)
-                        }
-                        ServerEvent::ToolsChanged
-                        | ServerEvent::PromptsChanged
-                        | ServerEvent::ResourcesChanged => continue,
-                        ServerEvent::ResourceUpdated(uri) if subscribed => wire::notification(
-                            "notifications/resources/updated",
-                            Some(json!({"uri": uri})),
-                        ),
-                        ServerEvent::ResourceUpdated(_) => continue,
                     };
                     conn.send(message).await;
                 }
             }
         });
+    }
+}
+
+impl Connection {
+    /// The notification announcing `event` to this peer: only once the session is
+    /// operating (legacy), only what the server declared (with `listChanged`), and an
+    /// update only of a resource the peer subscribed to.
+    fn message_for(&self, event: ServerEvent) -> Option<Outgoing> {
+        let (lifecycle, subscribed) = {
+            let state = lock(&self.state);
+            let subscribed = matches!(&event, ServerEvent::ResourceUpdated(uri) if state.subscriptions.contains(uri));
+            (state.lifecycle, subscribed)
+        };
+        let Lifecycle::Operating(_) = lifecycle else {
+            return None;
+        };
+        let server = &self.server;
+        // A client must not hear of lists it was told do not exist.
+        Some(match event {
+            ServerEvent::ToolsChanged if server.declares("tools") => {
+                wire::notification("notifications/tools/list_changed", None)
+            }
+            ServerEvent::PromptsChanged if server.declares("prompts") => {
+                wire::notification("notifications/prompts/list_changed", None)
+            }
+            ServerEvent::ResourcesChanged if server.declares("resources") => {
+                wire::notification("notifications/resources/list_changed", None)
+            }
+            ServerEvent::ToolsChanged
+            | ServerEvent::PromptsChanged
+            | ServerEvent::ResourcesChanged => return None,
+            ServerEvent::ResourceUpdated(uri) if subscribed => {
+                wire::notification("notifications/resources/updated", Some(json!({"uri": uri})))
+            }
+            ServerEvent::ResourceUpdated(_) => return None,
+        })
     }
 }
 

@@ -96,6 +96,8 @@ pub(crate) struct Inner {
     /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
     /// once.
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+    /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
+    pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].

@@ -34,6 +34,8 @@ pub(super) struct Session {
 }
 
 pub(super) struct AppState {
+    /// The store replicas share sessions through, if any (`HttpConfig::store`).
+    pub(super) shared: Option<super::store::Shared>,
     pub(super) server: Server,
     pub(super) config: HttpConfig,
     pub(super) sessions: Mutex<HashMap<String, Arc<Session>>>,

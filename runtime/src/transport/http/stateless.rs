@@ -82,6 +82,7 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
         None,
         Some(in_progress),
         caller,
+        None,
     )
     .await
 }

@@ -16,6 +16,7 @@ use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
 use super::guard::{check_host, header_str};
+use super::replicas::{self, SessionSync};
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
 use super::stateless::{stateless, stateless_refusal, Probe};
@@ -62,7 +63,11 @@ pub(super) async fn post_mcp(
         return r;
     }
     if let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) {
-        let session = match find_session(&state, session_id, &caller) {
+        let found = match &state.shared {
+            None => find_session(&state, session_id, &caller),
+            Some(shared) => replicas::find(&state, shared, session_id, &caller).await,
+        };
+        let session = match found {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -96,7 +101,33 @@ pub(super) async fn post_mcp(
         if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
             return refused;
         }
-        return dispatch(&session.conn, frame, None, Some(streams), None, &caller).await;
+        let sync = match &state.shared {
+            None => None,
+            Some(shared) => {
+                if let Some(relayed) =
+                    replicas::relay(shared, &session, session_id, &frame, &body).await
+                {
+                    return relayed;
+                }
+                Some(SessionSync {
+                    state: &state,
+                    shared,
+                    id: session_id,
+                    before: session.conn.snapshot(),
+                    caller: &caller,
+                })
+            }
+        };
+        return dispatch(
+            &session.conn,
+            frame,
+            None,
+            Some(streams),
+            None,
+            &caller,
+            sync,
+        )
+        .await;
     }
     // The frame is parsed once: a well-formed request is routed and checked on its
     // parsed envelope, then handed to its connection as it is. Anything else (a batch, a
@@ -171,27 +202,33 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         );
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
-    let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, frame, None, None, None, caller).await;
+    let conn = match &state.shared {
+        None => Connection::new(state.server.clone(), tx),
+        Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
+    };
+    let response = dispatch(&conn, frame, None, None, None, caller, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
         return response;
     }
     let id = new_session_id();
+    if let Some(shared) = &state.shared {
+        if let Err(e) = replicas::create(state, shared, &id, &conn, caller).await {
+            conn.close();
+            return replicas::store_unavailable(&e);
+        }
+        let session = replicas::local_session(state, shared, &id, conn, rx, caller);
+        lock(&state.sessions).insert(id.clone(), session);
+        return with_session_id(response, &id);
+    }
     let streams = SessionStreams::new(
         state.config.max_streams_per_session,
         state.config.max_stored_events,
+        None,
     );
     // The session's own notifications fill the standalone stream, read by GET.
-    let standalone = streams.standalone();
-    let mut rx = rx;
-    tokio::spawn(async move {
-        while let Some(message) = rx.recv().await {
-            standalone.push(message);
-        }
-        standalone.finish();
-    });
+    streams.fill_standalone(rx);
     let session = Arc::new(Session {
         conn,
         streams: Some(streams),
@@ -201,8 +238,11 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), session);
-    let mut response = response;
-    if let Ok(value) = HeaderValue::from_str(&id) {
+    with_session_id(response, &id)
+}
+
+fn with_session_id(mut response: Response, id: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(id) {
         response
             .headers_mut()
             .insert(http_headers::SESSION_ID, value);
@@ -235,7 +275,11 @@ pub(super) async fn get_mcp(
             "Method Not Allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let session = match find_session(&state, session_id, &caller) {
+    let found = match &state.shared {
+        None => find_session(&state, session_id, &caller),
+        Some(shared) => replicas::find(&state, shared, session_id, &caller).await,
+    };
+    let session = match found {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -244,15 +288,38 @@ pub(super) async fn get_mcp(
     };
     // Resumption: replay what the named stream had after the client's last event.
     if let Some(last) = header_str(&headers, "last-event-id") {
-        return match streams.resume(last) {
-            Some((stored, from)) => sse_response(Body::from_stream(stored.reader(from, None))),
-            None => rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                ErrorCode::INVALID_REQUEST,
-                "Last-Event-ID does not name a stream of this session",
-            ),
-        };
+        if let Some((stored, from)) = streams.resume(last) {
+            return sse_response(Body::from_stream(stored.reader(from, None)));
+        }
+        // Shared sessions: a stream another replica wrote, from the store. One that
+        // continues as this replica's GET stream takes its place.
+        let remote_standalone = super::event_store::parse_event_id(last)
+            .is_some_and(|(stream, _)| super::store::is_standalone(stream));
+        if streams.mirror().is_some() {
+            let on_end: Option<Box<dyn FnOnce() + Send>> = if remote_standalone {
+                if session.get_open.swap(true, Ordering::SeqCst) {
+                    return rpc_error(
+                        StatusCode::CONFLICT,
+                        None,
+                        ErrorCode(-32000),
+                        "Conflict: this session already has a GET stream",
+                    );
+                }
+                let open = Arc::clone(&session.get_open);
+                Some(Box::new(move || open.store(false, Ordering::SeqCst)))
+            } else {
+                None
+            };
+            if let Some(replay) = streams.resume_shared(last, on_end) {
+                return sse_response(Body::from_stream(replay));
+            }
+        }
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "Last-Event-ID does not name a stream of this session",
+        );
     }
     if session.get_open.swap(true, Ordering::SeqCst) {
         return rpc_error(
@@ -287,6 +354,15 @@ pub(super) async fn delete_mcp(
     let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
+    if let Some(shared) = &state.shared {
+        return match replicas::find(&state, shared, session_id, &caller).await {
+            Ok(session) if session.streams.is_some() => {
+                replicas::end(&state, shared, session_id).await
+            }
+            Ok(_) => session_not_found(),
+            Err(r) => r,
+        };
+    }
     let removed = {
         let mut sessions = lock(&state.sessions);
         // An HTTP+SSE session (2024-11-05) ends with its stream, not here.
