@@ -20,6 +20,7 @@ pub mod http;
 pub mod patience;
 pub mod pinned;
 pub mod process;
+pub mod redis;
 pub mod schema;
 pub mod stdio;
 
