@@ -16,6 +16,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod frames;
+pub mod front;
 pub mod http;
 pub mod patience;
 pub mod pinned;
