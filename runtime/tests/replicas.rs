@@ -13,85 +13,16 @@
 
 mod kit;
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use kit::http::Http;
 use kit::process::HttpServer;
+use kit::redis::Redis;
 use kit::{notification, patience, request};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 const STATE_KEY: &str = "replicas-test-shared-key-0123456789abcdef";
-
-/// A `redis-server` on a free loopback port, in a temporary directory, killed on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let found = Command::new("redis-server")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status();
-        assert!(
-            found.is_ok_and(|s| s.success()),
-            "redis-server is not installed: these tests need a real Redis \
-             (Debian/Ubuntu: `apt-get install -y redis-server`; `.ci/run` installs it)"
-        );
-        let port = {
-            // A port that was free a moment ago (redis-server cannot take port 0).
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
-        Redis::on_port(port)
-    }
-
-    fn on_port(port: u16) -> Redis {
-        let dir = tempfile::tempdir().unwrap();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning redis-server: {e}"));
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < patience(),
-                "redis-server did not listen on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Redis {
-            child,
-            port,
-            _dir: dir,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// `n` replicas of the example sharing `redis`, with their clients.
 fn replicas(redis: &Redis, n: usize) -> (Vec<HttpServer>, Vec<Http>) {

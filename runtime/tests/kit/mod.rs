@@ -16,10 +16,12 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod frames;
+pub mod front;
 pub mod http;
 pub mod patience;
 pub mod pinned;
 pub mod process;
+pub mod redis;
 pub mod schema;
 pub mod stdio;
 

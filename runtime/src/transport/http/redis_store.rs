@@ -118,6 +118,12 @@ impl SessionStore for RedisStore {
         Box::pin(async move { conn.pset_ex(key, record, millis(ttl)).await.map_err(failed) })
     }
 
+    fn exists(&self, id: String) -> BoxFuture<Result<bool, StoreError>> {
+        let mut conn = self.conn.clone();
+        let key = self.record_key(&id);
+        Box::pin(async move { conn.exists(key).await.map_err(failed) })
+    }
+
     fn remove(&self, id: String) -> BoxFuture<Result<bool, StoreError>> {
         let mut conn = self.conn.clone();
         let key = self.record_key(&id);

@@ -139,8 +139,9 @@ pub(super) async fn find(
     Ok(session)
 }
 
-/// Drops the local copy of a session (ended elsewhere).
-fn forget(state: &AppState, id: &str) {
+/// Drops the local copy of a session (ended elsewhere): its connection closes, its GET
+/// stream ends.
+pub(super) fn forget(state: &AppState, id: &str) {
     let removed = lock(&state.sessions).remove(id);
     if let Some(session) = removed {
         session.conn.close();

@@ -91,14 +91,33 @@ pub(super) fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Durat
             tokio::time::sleep(period).await;
             let Some(state) = state.upgrade() else { return };
             let timeout = state.config.session_idle_timeout;
-            let mut sessions = lock(&state.sessions);
-            sessions.retain(|_, s| {
+            // Shared sessions idle here are asked about (below): they may be busy on
+            // another replica.
+            let mut idle_shared = Vec::new();
+            lock(&state.sessions).retain(|id, s| {
                 let alive = lock(&s.last_seen).elapsed() < timeout;
-                if !alive {
-                    s.conn.close();
+                if alive {
+                    return true;
                 }
-                alive
+                if state.shared.is_some() && s.streams.is_some() {
+                    idle_shared.push((id.clone(), Arc::clone(s)));
+                    return true;
+                }
+                s.conn.close();
+                false
             });
+            if let Some(shared) = &state.shared {
+                for (id, session) in idle_shared {
+                    match shared.store.exists(id.clone()).await {
+                        // Used elsewhere: the copy stays, its GET stream open.
+                        Ok(true) => *lock(&session.last_seen) = Instant::now(),
+                        // Expired (idle on every replica): it ends here too.
+                        Ok(false) => super::replicas::forget(&state, &id),
+                        // Asked again next time.
+                        Err(e) => tracing::warn!("session {id}: {e}"),
+                    }
+                }
+            }
         }
     });
 }

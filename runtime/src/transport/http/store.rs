@@ -52,6 +52,9 @@ pub trait SessionStore: Send + Sync + 'static {
     fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>>;
     /// Writes session `id`'s record, alive for `ttl` unless loaded again.
     fn save(&self, id: String, record: String, ttl: Duration) -> BoxFuture<Result<(), StoreError>>;
+    /// Whether session `id` exists, its lifetime left as it is (a replica asks before it
+    /// drops a copy that was idle here: the session may be busy on another replica).
+    fn exists(&self, id: String) -> BoxFuture<Result<bool, StoreError>>;
     /// Ends session `id` everywhere; whether it existed.
     fn remove(&self, id: String) -> BoxFuture<Result<bool, StoreError>>;
     /// Appends event `seq` to stream `stream` of `session`, keeping the last `keep`
