@@ -20,6 +20,8 @@
 )]
 
 mod cancel;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod model;
 mod protocol;
 mod server;
