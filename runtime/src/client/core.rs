@@ -517,6 +517,11 @@ async fn read(core: Weak<Core>, mut incoming: mpsc::UnboundedReceiver<Incoming>)
         match item {
             Incoming::Message { message, related } => match message {
                 Message::Response { id, outcome } => {
+                    if related.as_ref() != Some(&id) {
+                        // Answered on another stream (a resumed or the session's GET
+                        // stream): the request's own exchange has nothing left to wait for.
+                        core.link.abandon(&id);
+                    }
                     core.complete(&id, outcome.map_err(ClientError::from_rpc));
                 }
                 Message::Request { id, method, params } => {

@@ -120,12 +120,14 @@ async fn probe(
                     None if versions.of_era(Era::Legacy).next().is_some() => {
                         return Ok(Probe::Legacy)
                     }
-                    None => return Err(ClientError::new(
-                        ClientErrorKind::Negotiation,
-                        format!(
+                    None => {
+                        return Err(ClientError::new(
+                            ClientErrorKind::Negotiation,
+                            format!(
                             "the server supports {supported:?}, none of which this client accepts"
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
             Err(e) if is_modern_error(&e) => return Err(e),
@@ -221,5 +223,6 @@ pub(crate) async fn initialize(
     core.set_server(info.clone());
     core.link().session_opened(v);
     core.notify(v, McpMethod::Initialized.name(), None).await?;
+    core.link().listen().await;
     Ok(info)
 }

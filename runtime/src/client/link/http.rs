@@ -312,12 +312,18 @@ impl Shared {
             .map_err(|e| ClientError::transport(format!("GET {}: {e}", self.url)))
     }
 
-    /// The session's GET stream: what the server sends outside any request.
-    async fn listen(self: Arc<Self>) {
+    /// The session's GET stream: what the server sends outside any request. `opened`
+    /// hears when the first attempt is answered.
+    async fn listen(self: Arc<Self>, opened: tokio::sync::oneshot::Sender<()>) {
         let mut parser = sse::Parser::default();
         let mut reopens = 0;
+        let mut opened = Some(opened);
         loop {
-            let response = match self.get(parser.last_id.as_deref()).await {
+            let response = self.get(parser.last_id.as_deref()).await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            let response = match response {
                 Ok(r)
                     if r.status().is_success()
                         && content_type(&r).starts_with("text/event-stream") =>
@@ -397,12 +403,22 @@ impl Link for HttpLink {
     }
 
     fn session_opened(&self, version: crate::ProtocolVersion) {
-        let mut state = lock(&self.0.state);
-        state.protocol_version = Some(version.as_str().to_owned());
-        if self.0.settings.get_stream && state.get_stream.is_none() {
-            let task = tokio::spawn(self.0.clone().listen());
-            state.get_stream = Some(task.abort_handle());
-        }
+        lock(&self.0.state).protocol_version = Some(version.as_str().to_owned());
+    }
+
+    fn listen(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.0.settings.get_stream || lock(&self.0.state).get_stream.is_some() {
+                return;
+            }
+            // Open before the first request goes out, so that nothing the server sends
+            // outside a request's stream is missed, and so that a request's resumption
+            // is never confused with the opening of this stream.
+            let (opened, is_open) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(self.0.clone().listen(opened));
+            lock(&self.0.state).get_stream = Some(task.abort_handle());
+            let _ = tokio::time::timeout(Duration::from_secs(10), is_open).await;
+        })
     }
 
     fn close(&self) -> LinkFuture<'_, ()> {

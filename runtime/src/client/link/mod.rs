@@ -89,8 +89,14 @@ pub(crate) trait Link: Send + Sync + 'static {
     fn abandon(&self, id: &RequestId);
 
     /// A legacy session was opened at `version` (HTTP: the `MCP-Protocol-Version`
-    /// header of every later request; the session's own GET stream may open).
+    /// header of every later request).
     fn session_opened(&self, version: crate::ProtocolVersion);
+
+    /// The session is initialized: opens what carries the server's unsolicited messages
+    /// (HTTP: the session's GET stream), resolving once it is open or refused.
+    fn listen(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async {})
+    }
 
     /// Ends the connection (stdio: closes the child's input and waits for it to exit;
     /// HTTP: ends the session).
