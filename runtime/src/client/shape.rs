@@ -47,6 +47,9 @@ pub(crate) fn params(
             ), else return Err(not_in(v, method)))
         };
     }
+    // Every revision lets a request's params carry `_meta` (its base `Request` type does),
+    // but some params types do not name it: it is put back after projection.
+    let meta = params.get("_meta").cloned();
     let projected = match method {
         McpMethod::ListTools => every!(ListTools),
         McpMethod::CallTool => every!(CallTool),
@@ -66,7 +69,12 @@ pub(crate) fn params(
         // Anything else (a raw request) is sent as given.
         _ => return Ok(params),
     };
-    projected.map_err(|e| ClientError::new(super::ClientErrorKind::Unsupported, e.message))
+    let mut projected =
+        projected.map_err(|e| ClientError::new(super::ClientErrorKind::Unsupported, e.message))?;
+    if let (Some(meta), Value::Object(p)) = (meta, &mut projected) {
+        p.entry("_meta").or_insert(meta);
+    }
+    Ok(projected)
 }
 
 /// The params of a notification the client sends, projected through revision `v`'s type.
