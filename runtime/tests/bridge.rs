@@ -223,7 +223,7 @@ fn first_text(result: &mcp_runtime::model::ToolResult) -> String {
 async fn this_runtime_s_client_at_every_revision_through_the_bridge() {
     let bridge = HttpBridge::start();
     for v in ProtocolVersion::ALL {
-        let client = if v == ProtocolVersion::ALL[0] {
+        let client = if v.as_str() == "2024-11-05" {
             our_client().pin(v).connect_sse(&bridge.url("/sse")).await
         } else {
             our_client().pin(v).connect_url(&bridge.url("/mcp")).await

@@ -24,6 +24,10 @@ mod fixture;
 
 mod support;
 
+fn rev(id: &str) -> ProtocolVersion {
+    ProtocolVersion::parse(id).expect("a revision")
+}
+
 fn builder() -> ClientBuilder {
     Client::builder(Implementation::new("client-test", "1.0.0"))
         .timeout(Duration::from_secs(20))
@@ -205,13 +209,13 @@ async fn a_dual_era_client_probes_then_falls_back() {
     // A legacy-only server: the probe fails, initialize offers the newest legacy
     // revision, and the server's counter-offer is accepted.
     let legacy_only = Server::builder(Implementation::new("old", "1"))
-        .versions(VersionSet::of(&[ProtocolVersion::ALL[1]]))
+        .versions(VersionSet::of(&[rev("2025-03-26")]))
         .tool(Tool::new("t", "t"), |_, _| async {
             Ok(ToolResult::text("ok"))
         })
         .build();
     let client = in_memory(legacy_only, builder()).await;
-    assert_eq!(client.version(), ProtocolVersion::ALL[1]);
+    assert_eq!(client.version(), rev("2025-03-26"));
     assert_eq!(
         text(&client.call_tool("t", json!({})).await.expect("call")),
         "ok"
@@ -220,17 +224,14 @@ async fn a_dual_era_client_probes_then_falls_back() {
 
     // A counter-offer the client does not accept is an error.
     let legacy_only = Server::builder(Implementation::new("old", "1"))
-        .versions(VersionSet::of(&[ProtocolVersion::ALL[0]]))
+        .versions(VersionSet::of(&[rev("2024-11-05")]))
         .build();
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (r, w) = tokio::io::split(server_end);
     tokio::spawn(async move { mcp_runtime::transport::stdio::serve(legacy_only, r, w).await });
     let (r, w) = tokio::io::split(client_end);
     let error = builder()
-        .versions(VersionSet::of(&[
-            ProtocolVersion::ALL[2],
-            ProtocolVersion::ALL[3],
-        ]))
+        .versions(VersionSet::of(&[rev("2025-06-18"), rev("2025-11-25")]))
         .connect_streams(r, w)
         .await
         .expect_err("no common revision");
@@ -239,7 +240,7 @@ async fn a_dual_era_client_probes_then_falls_back() {
 
 #[tokio::test]
 async fn input_required_rounds_are_answered_and_retried() {
-    let modern = *ProtocolVersion::ALL.last().expect("a revision");
+    let modern = rev("2026-07-28");
     let client = in_memory(fixture::conformance_server(), builder().pin(modern)).await;
     let several = client
         .call_tool("test_input_required_result_multiple_inputs", json!({}))
@@ -292,7 +293,7 @@ async fn input_required_rounds_are_answered_and_retried() {
 
 #[tokio::test]
 async fn per_request_handlers_answer_for_their_request() {
-    for v in [ProtocolVersion::ALL[3], ProtocolVersion::ALL[4]] {
+    for v in [rev("2025-11-25"), rev("2026-07-28")] {
         let client = in_memory(fixture::conformance_server(), builder().pin(v)).await;
         let own = mcp_runtime::client::ClientHandlers::new().sampling(|_| async {
             Ok(SampledMessage::assistant_text(
@@ -319,11 +320,7 @@ async fn per_request_handlers_answer_for_their_request() {
 
 #[tokio::test]
 async fn progress_and_log_messages_reach_the_caller() {
-    for v in [
-        ProtocolVersion::ALL[0],
-        ProtocolVersion::ALL[3],
-        ProtocolVersion::ALL[4],
-    ] {
+    for v in [rev("2024-11-05"), rev("2025-11-25"), rev("2026-07-28")] {
         let client = in_memory(fixture::conformance_server(), builder().pin(v)).await;
         let reports = Arc::new(Mutex::new(Vec::new()));
         let sink = reports.clone();
@@ -388,7 +385,7 @@ fn slow_server(cancelled: Arc<AtomicUsize>) -> Server {
 
 #[tokio::test]
 async fn timeouts_and_dropped_requests_cancel_on_the_server() {
-    for v in [ProtocolVersion::ALL[1], ProtocolVersion::ALL[4]] {
+    for v in [rev("2025-03-26"), rev("2026-07-28")] {
         let cancelled = Arc::new(AtomicUsize::new(0));
         let client = in_memory(slow_server(cancelled.clone()), builder().pin(v)).await;
         let error = client
@@ -423,10 +420,10 @@ async fn timeouts_and_dropped_requests_cancel_on_the_server() {
 async fn over_streamable_http_in_both_eras() {
     let base = http_server(fixture::conformance_server()).await;
     for v in [
-        ProtocolVersion::ALL[1],
-        ProtocolVersion::ALL[2],
-        ProtocolVersion::ALL[3],
-        ProtocolVersion::ALL[4],
+        rev("2025-03-26"),
+        rev("2025-06-18"),
+        rev("2025-11-25"),
+        rev("2026-07-28"),
     ] {
         let client = builder()
             .pin(v)
@@ -459,7 +456,7 @@ async fn over_streamable_http_in_both_eras() {
 #[tokio::test]
 async fn over_http_sse_for_2024_11_05() {
     let base = http_server(fixture::conformance_server()).await;
-    let v = ProtocolVersion::ALL[0];
+    let v = rev("2024-11-05");
     let client = builder()
         .pin(v)
         .connect_sse(&format!("{base}/sse"))
@@ -481,7 +478,7 @@ async fn over_http_sse_for_2024_11_05() {
 #[tokio::test]
 async fn a_spawned_server_over_stdio() {
     let exe = support::server::example();
-    for v in [ProtocolVersion::ALL[0], ProtocolVersion::ALL[4]] {
+    for v in [rev("2024-11-05"), rev("2026-07-28")] {
         let client = builder()
             .pin(v)
             .inherit_stderr(false)
