@@ -466,8 +466,12 @@ mod tests {
             structured: Some(json!({"t": 1})),
             is_error: true,
         };
-        let back: ToolResult =
-            serde_json::from_value(serde_json::to_value(&result).unwrap()).unwrap();
+        let json = json!({
+            "content": result.content.iter().map(|c| serde_json::to_value(c).unwrap()).collect::<Vec<_>>(),
+            "structuredContent": {"t": 1},
+            "isError": true,
+        });
+        let back: ToolResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, result);
 
         let prompt = PromptResult::new([PromptMessage::assistant("x")]).description("d");
