@@ -232,7 +232,20 @@ impl ClientBuilder {
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(&spawn, tx)?;
-        self.finish(Box::new(link), rx, self.versions).await
+        let legacy = VersionSet::of(&self.versions.of_era(Era::Legacy).collect::<Vec<_>>());
+        let probed = self.versions.of_era(Era::Modern).next().is_some() && !legacy.is_empty();
+        match self.finish(Box::new(link), rx, self.versions).await {
+            // Some legacy servers exit on a method they do not know before `initialize`
+            // (the `server/discover` probe): start the server again and open a legacy
+            // session straight away.
+            Err(e) if probed && e.kind() == ClientErrorKind::Closed => {
+                tracing::debug!("the server exited on the probe ({e}); starting it again");
+                let (tx, rx) = mpsc::unbounded_channel();
+                let link = StdioLink::spawn(&spawn, tx)?;
+                self.finish(Box::new(link), rx, legacy).await
+            }
+            other => other,
+        }
     }
 
     /// Launches a shell command line (`sh -c`, as `exec`: the server is the shell's

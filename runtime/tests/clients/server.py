@@ -1,16 +1,22 @@
-# An MCP server built on the official Python SDK's FastMCP, run with one of the pinned venvs (py-2025-06-18:
-# mcp==1.23.0, which speaks 2025-06-18 and older): the third-party server the bridge tests put behind mcp-bridge.
-# It offers what client.py / client.mjs ask for: tools test_simple_text, test_sampling (asks the client's model),
-# test_elicitation (asks the user), test_tool_with_progress; resource test://static-text; prompt test_simple_prompt.
-# Usage: <venv>/bin/python server.py            (stdio)
+# An MCP server built on the official Python SDK (FastMCP in mcp 1.x, MCPServer in 2.x), run with one of the pinned
+# venvs: the third-party server mcp-bridge is tested in front of (py-2025-06-18: mcp==1.23.0, which speaks 2025-06-18
+# and older), and one of the real servers the client is tested against (tests/client_interop.rs, every venv).
+# It offers what client.py / client.mjs ask for: tools test_simple_text, test_sampling (asks the client's model; 1.x),
+# test_elicitation (asks the user; mcp 1.10+), test_tool_with_progress; resource test://static-text; prompt
+# test_simple_prompt.
+# Usage: <venv>/bin/python server.py [--http PORT]      (stdio, or Streamable HTTP at http://127.0.0.1:PORT/mcp)
 import json
+import sys
 
 from pydantic import BaseModel
 
-from mcp.server.fastmcp import Context, FastMCP
+try:
+    from mcp.server.fastmcp import Context, FastMCP as Server
+except ModuleNotFoundError:  # mcp 2.x
+    from mcp.server.mcpserver import Context, MCPServer as Server
 from mcp.types import SamplingMessage, TextContent
 
-mcp = FastMCP("python-sdk-server")
+mcp = Server("python-sdk-server")
 
 
 @mcp.tool()
@@ -65,4 +71,13 @@ def test_simple_prompt() -> str:
 
 
 if __name__ == "__main__":
-    mcp.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        port = int(sys.argv[2])
+        if hasattr(mcp.settings, "port"):  # mcp 1.x: FastMCP settings
+            mcp.settings.host = "127.0.0.1"
+            mcp.settings.port = port
+            mcp.run(transport="streamable-http")
+        else:
+            mcp.run(transport="streamable-http", host="127.0.0.1", port=port)
+    else:
+        mcp.run()
