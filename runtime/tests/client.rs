@@ -491,3 +491,63 @@ async fn a_spawned_server_over_stdio() {
         assert_eq!(error.kind(), ClientErrorKind::Closed);
     }
 }
+
+/// Waits for a tool list change on `notifications`.
+async fn tools_changed(notifications: &mut mcp_runtime::client::Notifications) -> bool {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), notifications.recv()).await {
+            Ok(Some(Notification::ToolsListChanged)) => return true,
+            Ok(Some(_)) => {}
+            _ => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn list_changes_reach_the_caller_in_both_eras() {
+    let base = http_server(fixture::conformance_server()).await;
+    for (v, http) in [
+        ("2025-11-25", false),
+        ("2025-11-25", true),
+        ("2026-07-28", false),
+        ("2026-07-28", true),
+    ] {
+        let client = if http {
+            builder()
+                .pin(rev(v))
+                .connect_url(&format!("{base}/mcp"))
+                .await
+                .expect("connect")
+        } else {
+            in_memory(fixture::conformance_server(), builder().pin(rev(v))).await
+        };
+        let mut notifications = client.notifications();
+        // 2026-07-28 announces changes on a subscriptions/listen stream only; a legacy
+        // session hears them on its own (stdout, or the session's GET stream).
+        let subscription = if rev(v).era() == Era::Modern {
+            let s = client
+                .listen(mcp_runtime::client::ListenFilter::list_changes())
+                .await
+                .expect("listen");
+            assert_eq!(s.acknowledged()["toolsListChanged"], true, "{v}");
+            Some(s)
+        } else {
+            assert!(client
+                .listen(mcp_runtime::client::ListenFilter::list_changes())
+                .await
+                .is_err());
+            None
+        };
+        client
+            .call_tool("test_trigger_tool_change", json!({}))
+            .await
+            .expect("trigger");
+        assert!(
+            tools_changed(&mut notifications).await,
+            "{v} over {}",
+            if http { "HTTP" } else { "stdio" }
+        );
+        drop(subscription);
+        client.close().await;
+    }
+}

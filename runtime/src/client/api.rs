@@ -388,7 +388,7 @@ impl Client {
 
     /// Subscribes to a resource's updates (`resources/subscribe`, legacy sessions);
     /// they arrive as [`Notification::ResourceUpdated`](super::Notification). In
-    /// 2026-07-28, use [`Client::request`] with `subscriptions/listen`.
+    /// 2026-07-28, use [`Client::listen`].
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.subscription(McpMethod::Subscribe, uri).await
     }

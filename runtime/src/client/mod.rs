@@ -52,6 +52,7 @@ mod error;
 mod handlers;
 mod headers;
 mod link;
+mod listen;
 mod negotiate;
 mod notification;
 mod shape;
@@ -65,6 +66,7 @@ pub use api::{CompletionRef, Page};
 pub use builder::ClientBuilder;
 pub use error::{ClientError, ClientErrorKind};
 pub use handlers::{ClientHandlers, ElicitRequest};
+pub use listen::{ListenFilter, Subscription};
 pub use notification::{Notification, Notifications};
 
 use crate::model::Implementation;
