@@ -73,6 +73,7 @@ pub(crate) struct Core {
     serving: Mutex<HashMap<RequestId, tokio::task::AbortHandle>>,
     tool_schemas: Mutex<HashMap<String, Value>>,
     closed: Mutex<Option<String>>,
+    modern_meta: Mutex<HashMap<ProtocolVersion, Map<String, Value>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -102,6 +103,7 @@ impl Core {
             serving: Mutex::new(HashMap::new()),
             tool_schemas: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
+            modern_meta: Mutex::new(HashMap::new()),
         });
         tokio::spawn(read(Arc::downgrade(&core), incoming));
         core
@@ -176,17 +178,28 @@ impl Core {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed).into())
     }
 
-    /// The `_meta` every 2026-07-28 request carries.
+    /// The `_meta` every 2026-07-28 request carries (shaped once per revision).
     fn modern_meta(&self, v: ProtocolVersion, meta: &mut Map<String, Value>) {
-        meta.insert(META_PROTOCOL_VERSION.into(), json!(v.as_str()));
-        meta.insert(
-            META_CLIENT_CAPABILITIES.into(),
-            shape::client_capabilities(v, &self.config.capabilities()),
-        );
-        meta.insert(
-            META_CLIENT_INFO.into(),
-            shape::implementation(v, &self.config.info),
-        );
+        let base = {
+            let mut cache = lock(&self.modern_meta);
+            cache
+                .entry(v)
+                .or_insert_with(|| {
+                    let mut base = Map::new();
+                    base.insert(META_PROTOCOL_VERSION.into(), json!(v.as_str()));
+                    base.insert(
+                        META_CLIENT_CAPABILITIES.into(),
+                        shape::client_capabilities(v, &self.config.capabilities()),
+                    );
+                    base.insert(
+                        META_CLIENT_INFO.into(),
+                        shape::implementation(v, &self.config.info),
+                    );
+                    base
+                })
+                .clone()
+        };
+        meta.extend(base);
         if let Some(level) = self.log_level() {
             meta.insert(META_LOG_LEVEL.into(), json!(level));
         }
