@@ -249,7 +249,15 @@ impl Core {
         }
         let params = Value::Object(params);
         let params = match mcp_method {
-            Some(m) => shape::params(v, m, params)?,
+            Some(m) => match shape::params(v, m, params) {
+                Ok(p) => p,
+                Err(e) => {
+                    if let Some(key) = &progress_key {
+                        lock(&self.progress).remove(key);
+                    }
+                    return Err(e);
+                }
+            },
             None => params,
         };
         let http_headers = if self.kind == LinkKind::StreamableHttp && v.era() == Era::Modern {

@@ -364,6 +364,34 @@ async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, ClientErr
     }
 }
 
+impl Drop for HttpLink {
+    /// A client dropped without `close`: its streams end, and a legacy session is
+    /// deleted in the background when a runtime is at hand.
+    fn drop(&mut self) {
+        let session = {
+            let mut state = lock(&self.0.state);
+            if let Some(get) = state.get_stream.take() {
+                get.abort();
+            }
+            for (_, task) in state.exchanges.drain() {
+                task.abort();
+            }
+            state.session_id.take()
+        };
+        if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
+            let (http, url) = (self.0.http.clone(), self.0.url.clone());
+            runtime.spawn(async move {
+                let _ = http
+                    .delete(url)
+                    .header("mcp-session-id", session)
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await;
+            });
+        }
+    }
+}
+
 impl Link for HttpLink {
     fn kind(&self) -> LinkKind {
         LinkKind::StreamableHttp

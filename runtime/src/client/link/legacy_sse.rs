@@ -115,6 +115,14 @@ async fn read_stream(
     let _ = incoming.send(Incoming::Closed(why));
 }
 
+impl Drop for LegacySseLink {
+    fn drop(&mut self) {
+        if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+            task.abort();
+        }
+    }
+}
+
 impl Link for LegacySseLink {
     fn kind(&self) -> LinkKind {
         LinkKind::LegacySse
