@@ -131,24 +131,34 @@ fn relay(ctx: &Context) -> ClientHandlers {
         })
 }
 
-/// Options of a forwarded request: the relay, and progress passed on in order.
-fn forwarding(ctx: &Context) -> RequestOptions {
+/// Forwards one downstream request upstream: the relay of what the upstream server asks,
+/// and its progress passed on in order — all of it before the answer (the forwarder is
+/// drained once the upstream request is over).
+async fn forward<T, F, Fut>(ctx: &Context, request: F) -> T
+where
+    F: FnOnce(RequestOptions) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<mcp_runtime::client::Progress>();
     let progress_ctx = ctx.clone();
-    tokio::spawn(async move {
+    let relayed = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             progress_ctx
                 .progress(p.progress, p.total, p.message.as_deref())
                 .await;
         }
     });
-    RequestOptions::new()
+    let options = RequestOptions::new()
         .handlers(relay(ctx))
         .on_progress(move |p| {
             let _ = tx.send(p);
         })
         // The upstream call may wait on a user; the downstream client has its own timeout.
-        .timeout(Duration::ZERO)
+        .timeout(Duration::ZERO);
+    let answer = request(options).await;
+    // The options (and the progress sender in them) are gone with the request.
+    let _ = relayed.await;
+    answer
 }
 
 /// What a forwarded tool call returns.
@@ -164,10 +174,11 @@ fn tool_handler(
         let client = client.clone();
         let name = name.clone();
         Box::pin(async move {
-            client
-                .call_tool_with(&name, Value::Object(args), forwarding(&ctx))
-                .await
-                .map_err(|e| ToolError::protocol(rpc(e)))
+            forward(&ctx, |options| {
+                client.call_tool_with(&name, Value::Object(args), options)
+            })
+            .await
+            .map_err(|e| ToolError::protocol(rpc(e)))
         })
     }
 }
@@ -197,7 +208,7 @@ async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<Strin
             builder = builder.resource(resource, move |uri, ctx| {
                 let c = c.clone();
                 async move {
-                    c.read_resource_with(&uri, forwarding(&ctx))
+                    forward(&ctx, |options| c.read_resource_with(&uri, options))
                         .await
                         .map_err(rpc)
                 }
@@ -212,7 +223,7 @@ async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<Strin
             builder = builder.resource_template(template, move |uri, _vars, ctx| {
                 let c = c.clone();
                 async move {
-                    c.read_resource_with(&uri, forwarding(&ctx))
+                    forward(&ctx, |options| c.read_resource_with(&uri, options))
                         .await
                         .map_err(rpc)
                 }
@@ -233,7 +244,7 @@ async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<Strin
                         };
                         (k, v)
                     });
-                    c.get_prompt_with(&name, args, forwarding(&ctx))
+                    forward(&ctx, |options| c.get_prompt_with(&name, args, options))
                         .await
                         .map_err(rpc)
                 }
