@@ -25,6 +25,10 @@
 mod args;
 #[path = "support/example.rs"]
 mod support;
+// The answer check the load generators share with the tests' kit.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/kit/frames.rs"]
+mod frames;
 
 use args::{flag_value, median};
 
@@ -214,11 +218,6 @@ impl Client {
 
     /// One call, checked: status 200, the same id back, a result.
     async fn call(&mut self, id: u64) -> Result<(), Error> {
-        #[derive(serde::Deserialize)]
-        struct Reply {
-            id: Option<u64>,
-            result: Option<serde::de::IgnoredAny>,
-        }
         let answer = if self.session.is_some() {
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}}}}}}"#
@@ -239,7 +238,7 @@ impl Client {
         if answer.status != 200 {
             return Err(format!("status {}", answer.status).into());
         }
-        let reply: Reply = serde_json::from_slice(&answer.body)?;
+        let reply = frames::answer_head(&answer.body)?;
         if reply.id != Some(id) || reply.result.is_none() {
             return Err(format!(
                 "wrong answer to {id}: {}",

@@ -12,6 +12,10 @@
 mod args;
 #[path = "support/example.rs"]
 mod support;
+// The answer check the load generators share with the tests' kit.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/kit/frames.rs"]
+mod frames;
 
 use args::{flag_value, median};
 
@@ -131,11 +135,6 @@ fn drive(
     window: u64,
     first_id: u64,
 ) -> Result<Figures, Error> {
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        id: Option<u64>,
-        result: Option<serde::de::IgnoredAny>,
-    }
     let start = Instant::now();
     let mut sent_at = vec![0u64; n as usize];
     let mut latencies = Vec::with_capacity(n as usize);
@@ -163,7 +162,7 @@ fn drive(
             if server.output.read_until(b'\n', &mut line)? == 0 {
                 return Err("the server closed its output".into());
             }
-            let answer: Answer = serde_json::from_slice(&line)?;
+            let answer = frames::answer_head(&line)?;
             if let Some(id) = answer.id {
                 if answer.result.is_none() {
                     return Err(format!("error answer: {}", String::from_utf8_lossy(&line)).into());

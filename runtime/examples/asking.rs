@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_runtime::model::Resource;
 use mcp_runtime::model::{
-    Elicitation, Implementation, ResourceContents, Root, SamplingRequest, Tool, ToolResult,
+    Elicitation, Implementation, LogLevel, Root, SamplingRequest, Tool, ToolResult,
 };
 use mcp_runtime::transport::{self, Transport};
 use mcp_runtime::Server;
@@ -45,6 +45,7 @@ struct Text {
 
 fn asking_server(known_roots: Arc<Mutex<Vec<Root>>>) -> Server {
     let remembered = Arc::clone(&known_roots);
+    let known_roots_for_reading = Arc::clone(&known_roots);
     Server::builder(Implementation::new("asking", "1.0.0").title("Asks the client"))
         .tool(
             Tool::new(
@@ -106,19 +107,15 @@ fn asking_server(known_roots: Arc<Mutex<Vec<Root>>>) -> Server {
         )
         .resource(
             Resource::new("asking://roots", "roots").mime_type("text/plain"),
-            {
-                let known = Arc::clone(&known_roots);
-                move |uri, _ctx| {
-                    let known = Arc::clone(&known);
-                    async move {
-                        let roots = known.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                        let text: Vec<String> = roots.into_iter().map(|r| r.uri).collect();
-                        Ok(vec![ResourceContents::text(
-                            uri,
-                            "text/plain",
-                            text.join("\n"),
-                        )])
-                    }
+            move |_uri, _ctx| {
+                let known = Arc::clone(&known_roots_for_reading);
+                async move {
+                    let roots = known.lock().unwrap_or_else(|e| e.into_inner());
+                    roots
+                        .iter()
+                        .map(|r| r.uri.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n")
                 }
             },
         )
@@ -128,7 +125,10 @@ fn asking_server(known_roots: Arc<Mutex<Vec<Root>>>) -> Server {
             let known = Arc::clone(&known_roots);
             async move {
                 if let Ok(roots) = ctx.list_roots().await {
+                    let count = roots.len();
                     *known.lock().unwrap_or_else(|e| e.into_inner()) = roots;
+                    let note = format!("{count} root(s) now");
+                    ctx.log(LogLevel::Info, Some("asking"), note.into()).await;
                 }
             }
         })

@@ -4,16 +4,22 @@
 //! structured output, resource links, audio).
 //!
 //! `cargo run -p mcp-runtime --example conformance_server` serves one client on stdio;
-//! `… -- --http 127.0.0.1:3001` serves `http://127.0.0.1:3001/mcp` (and `/sse`).
+//! `… -- --http 127.0.0.1:3001` serves `http://127.0.0.1:3001/mcp` (and `/sse`);
+//! `… -- --http 127.0.0.1:3001 --authorization-server ISSUER` protects them as an OAuth
+//! 2.1 resource server whose resource is `http://127.0.0.1:3001/mcp`: the issuer's
+//! metadata and key set are discovered at start-up, and every request needs a JWT access
+//! token of that issuer whose `aud` names the resource.
 
 use std::time::Duration;
 
+use mcp_runtime::auth::{AuthorizationServer, JwtVerifier, ResourceServer};
 use mcp_runtime::model::{
     Annotations, Completion, Content, Icon, Implementation, LogLevel, Prompt, PromptArgument,
     PromptMessage, PromptResult, Resource, ResourceContents, ResourceLink, ResourceTemplate, Role,
     Tool, ToolAnnotations, ToolResult,
 };
 use mcp_runtime::model::{Elicitation, SamplingRequest};
+use mcp_runtime::transport::http::HttpConfig;
 use mcp_runtime::{Ask, AskError, AskErrorKind, RpcError, Server, ServerEvent, ToolError};
 use serde_json::{json, Value};
 
@@ -140,6 +146,12 @@ fn elicitation_result(
 
 /// The conformance fixture server.
 pub fn conformance_server() -> Server {
+    conformance_builder().build()
+}
+
+/// The conformance fixture server, to be built (the HTTP replica adds its shared key and
+/// the `echo` tool).
+pub fn conformance_builder() -> mcp_runtime::ServerBuilder {
     let mut info = Implementation::new("mcp-conformance-test-server", "1.0.0");
     info.title = Some("MCP multiversion conformance server".into());
     info.description =
@@ -360,7 +372,22 @@ pub fn conformance_server() -> Server {
             let total = values.len() as u64;
             Ok(Completion::new(values).total(total).has_more(false))
         })
-        .build()
+}
+
+/// FIXTURE_SPEC §19: `echo` answers one text block that is exactly the caller's
+/// `message`, so that a client behind any number of replicas can tell its own answer.
+fn with_echo(builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+    let echo = Tool::new("echo", "Returns the message it was given")
+        .title("Echo")
+        .input_schema(json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}));
+    builder.tool(echo, |args, _| async move {
+        match args.get("message").and_then(Value::as_str) {
+            Some(message) => Ok(ToolResult::text(message)),
+            None => Err(ToolError::from(RpcError::invalid_params(
+                "echo: `message` must be a string",
+            ))),
+        }
+    })
 }
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
@@ -387,6 +414,74 @@ async fn terminated() {
     }
 }
 
+/// Serves HTTP on `addr`, as a resource server of `issuer` if one is given.
+/// The `requestState` key of a replica group, from `MCP_STATE_KEY` (and, while rotating,
+/// the key it replaces from `MCP_STATE_KEY_PREVIOUS`); unset, a random key per process.
+fn with_state_keys(builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+    let Ok(current) = std::env::var("MCP_STATE_KEY") else {
+        return builder;
+    };
+    if current.len() < 16 {
+        eprintln!("MCP_STATE_KEY: use at least 16 characters (32 random bytes, say, in hex)");
+        std::process::exit(2);
+    }
+    let previous = std::env::var("MCP_STATE_KEY_PREVIOUS").ok();
+    builder.state_keys(current, previous.as_deref().map(str::as_bytes))
+}
+
+async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> std::io::Result<()> {
+    let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
+        eprintln!("--http {addr}: {e}");
+        std::process::exit(2);
+    });
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let mut config = HttpConfig::default();
+    if let Some(issuer) = issuer {
+        match resource_server(&url, issuer).await {
+            Ok(rs) => config.authorization = Some(std::sync::Arc::new(rs)),
+            Err(e) => {
+                eprintln!("--authorization-server {issuer}: {e}");
+                std::process::exit(1);
+            }
+        }
+        eprintln!("protected by {issuer} (resource {url})");
+    }
+    if let Some(redis) = redis {
+        match mcp_runtime::transport::http::RedisStore::connect(redis).await {
+            Ok(store) => config = config.store(store),
+            Err(e) => {
+                eprintln!("--redis {redis}: {e}");
+                std::process::exit(1);
+            }
+        }
+        eprintln!("sessions shared through {redis}");
+    }
+    eprintln!("listening on {url}");
+    mcp_runtime::transport::http::serve_listener_with_shutdown(
+        with_echo(with_state_keys(conformance_builder())).build(),
+        listener,
+        config,
+        terminated(),
+    )
+    .await
+}
+
+/// `resource` as a resource server of `issuer`: its metadata and key set discovered now,
+/// so that a wrong issuer shows at start-up.
+async fn resource_server(
+    resource: &str,
+    issuer: &str,
+) -> Result<ResourceServer, Box<dyn std::error::Error>> {
+    let server = AuthorizationServer::discover(issuer).await?;
+    let verifier = JwtVerifier::for_server(&server, resource)?.build()?;
+    verifier.prefetch_keys().await?;
+    Ok(ResourceServer::builder(resource, verifier)
+        .discovered_authorization_server(&server)
+        .resource_name("MCP multiversion conformance server")
+        .build()?)
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt()
@@ -396,40 +491,40 @@ async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // On SIGTERM/SIGINT: stop reading or accepting, give running requests
     // `Limits::shutdown_grace` (5 s) to finish, cancel the rest, exit 0.
-    let result = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [] | ["--stdio"] => {
+    let usage = || -> ! {
+        eprintln!(
+            "usage: conformance_server [--stdio | --http ADDR [--authorization-server ISSUER] [--redis URL]]   (e.g. --http 127.0.0.1:3001; flags in any order; a replica group shares MCP_STATE_KEY)"
+        );
+        std::process::exit(2);
+    };
+    let (mut http, mut issuer, mut redis, mut stdio) = (None, None, None, false);
+    let mut rest = args.iter().map(String::as_str);
+    while let Some(flag) = rest.next() {
+        let slot = match flag {
+            "--stdio" => {
+                stdio = true;
+                continue;
+            }
+            "--http" => &mut http,
+            "--authorization-server" => &mut issuer,
+            "--redis" => &mut redis,
+            _ => usage(),
+        };
+        match (rest.next(), slot.is_none()) {
+            (Some(value), true) => *slot = Some(value),
+            _ => usage(),
+        }
+    }
+    let result = match (http, stdio) {
+        (None, _) if issuer.is_none() && redis.is_none() => {
             mcp_runtime::transport::stdio::serve_stdio_with_shutdown(
                 conformance_server(),
                 terminated(),
             )
             .await
         }
-        ["--http", addr] => {
-            let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
-                eprintln!("--http {addr}: {e}");
-                std::process::exit(2);
-            });
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            mcp_runtime::transport::http::serve_listener_with_shutdown(
-                conformance_server(),
-                listener,
-                Default::default(),
-                terminated(),
-            )
-            .await
-        }
-        _ => {
-            eprintln!(
-                "usage: conformance_server [--stdio | --http ADDR]   (e.g. --http 127.0.0.1:3001)"
-            );
-            std::process::exit(2);
-        }
+        (Some(addr), false) => serve_http(addr, issuer, redis).await,
+        _ => usage(),
     };
     match result {
         // stdin may still be open (a signal ended the session): tokio's stdin reader

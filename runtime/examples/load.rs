@@ -15,6 +15,20 @@
 //! subscribes to a resource of its own and has the server announce updates to it). Every
 //! second call asks for a progress notification and a log message, which then travel on
 //! the request's own SSE stream. `tests/reliability.rs` runs both at a smaller size.
+//!
+//! The clients here are the load generator's own (they count problems instead of failing,
+//! and must not slow the server they load), but the SSE framing and answer parsing and the
+//! timeout policy are the test kit's (`tests/kit/frames.rs`, `tests/kit/patience.rs`): a
+//! request, event or line not there within the patience (20 s, `MCP_TEST_TIMEOUT_MS`)
+//! counts as an error.
+
+// The framing and parsing, and the timeout policy, of the tests' kit.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/kit/frames.rs"]
+mod frames;
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/kit/patience.rs"]
+mod patience;
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -381,15 +395,6 @@ impl Nonces {
 
 const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const MODERN: &str = "2026-07-28";
-const HTTP_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The `data:` payloads of SSE text.
-fn sse_data(body: &str) -> Vec<Value> {
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
 
 /// What a POST brought back: its status, session id, and messages (one JSON answer, or
 /// every event of its SSE stream).
@@ -420,19 +425,14 @@ async fn post(
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let sse = resp
+    let content_type = resp
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|c| c.starts_with("text/event-stream"));
+        .unwrap_or_default()
+        .to_owned();
     let text = resp.text().await.map_err(|e| format!("body: {e}"))?;
-    let messages = if sse {
-        sse_data(&text)
-    } else if text.is_empty() {
-        Vec::new()
-    } else {
-        vec![serde_json::from_str(&text).map_err(|e| format!("not JSON ({e}): {text}"))?]
-    };
+    let messages = frames::answer_messages(&content_type, &text)?;
     Ok(Posted {
         status,
         session,
@@ -550,21 +550,17 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
         let who = client.clone();
         listener = Some(tokio::spawn(async move {
             let mut heard = 0u64;
-            let mut body = resp.bytes_stream();
-            let mut buffer = String::new();
-            while let Some(Ok(chunk)) = body.next().await {
-                buffer.push_str(&String::from_utf8_lossy(&chunk));
-                while let Some(end) = buffer.find("\n\n") {
-                    let event: String = buffer.drain(..end + 2).collect();
-                    for m in sse_data(&event) {
+            let mut events = SseReader::new(resp);
+            while let Some(event) = events.next().await {
+                match event.and_then(|e| e.message()) {
+                    Ok(m)
                         if m["method"] == "notifications/resources/updated"
-                            && m["params"]["uri"] == uri.as_str()
-                        {
-                            heard += 1;
-                        } else {
-                            t.problem(&t.foreign, format!("{who}'s GET stream heard {m}"));
-                        }
+                            && m["params"]["uri"] == uri.as_str() =>
+                    {
+                        heard += 1
                     }
+                    Ok(m) => t.problem(&t.foreign, format!("{who}'s GET stream heard {m}")),
+                    Err(e) => t.problem(&t.errors, format!("{who}'s GET stream: {e}")),
                 }
             }
             heard
@@ -618,7 +614,7 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
         tokio::time::sleep(Duration::from_millis(200)).await;
         end_session(&tally, &http, &url, &session).await;
         Tally::add(&tally.notifications_expected, touches);
-        match tokio::time::timeout(Duration::from_secs(30), listener).await {
+        match tokio::time::timeout(patience::patience(), listener).await {
             Ok(Ok(heard)) => {
                 Tally::add(&tally.notifications, heard.min(touches));
                 if heard < touches {
@@ -711,59 +707,47 @@ async fn stateless_client(setup: Setup) {
     }
 }
 
-/// Reads SSE events (`event`, `data`) from a response body.
+/// Reads the SSE events of a response body (framing by the kit's `frames`).
 struct SseReader {
-    body: futures_util::stream::BoxStream<'static, reqwest::Result<axum::body::Bytes>>,
-    buffer: String,
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    parser: frames::SseParser,
 }
 
 impl SseReader {
     fn new(resp: reqwest::Response) -> SseReader {
         SseReader {
             body: resp.bytes_stream().boxed(),
-            buffer: String::new(),
+            parser: frames::SseParser::default(),
         }
     }
 
-    /// The next event's (type, data), or `None` when the stream ends.
-    async fn next(&mut self) -> Option<(String, String)> {
+    /// The next event, or `None` when the stream ends (or is cut).
+    async fn next(&mut self) -> Option<Result<frames::SseEvent, String>> {
         loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let mut kind = String::from("message");
-                let mut data = String::new();
-                for line in event.lines() {
-                    if let Some(k) = line.strip_prefix("event: ") {
-                        kind = k.to_owned();
-                    } else if let Some(d) = line.strip_prefix("data: ") {
-                        data.push_str(d);
-                    }
-                }
-                return Some((kind, data));
+            if let Some(event) = self.parser.next_event() {
+                return Some(event);
             }
             let chunk = self.body.next().await?.ok()?;
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+            self.parser.push(&chunk);
         }
     }
 
-    /// The messages up to and including the answer to `id`.
-    async fn until_answer(&mut self, id: i64) -> Option<Vec<Value>> {
+    /// The messages up to and including the answer to `id`, each within the patience.
+    async fn until_answer(&mut self, id: i64) -> Result<Vec<Value>, String> {
         let mut got = Vec::new();
         loop {
-            let (_, data) = tokio::time::timeout(HTTP_TIMEOUT, self.next())
+            let event = tokio::time::timeout(patience::patience(), self.next())
                 .await
-                .ok()??;
-            let m: Value = serde_json::from_str(&data).ok()?;
+                .map_err(|_| format!("no event within {:?}", patience::patience()))?
+                .ok_or("the stream ended")??;
+            let m = event.message()?;
             let answer = m.get("method").is_none();
             let mine = m.get("id") == Some(&json!(id));
             got.push(m);
             if answer && mine {
-                return Some(got);
+                return Ok(got);
             }
-            if answer {
-                // Someone else's answer: recorded by the caller's checks, keep reading.
-                continue;
-            }
+            // Someone else's answer is recorded by the caller's checks: keep reading.
         }
     }
 }
@@ -796,8 +780,8 @@ async fn sse_client(setup: Setup) {
         }
     };
     let mut events = SseReader::new(resp);
-    let endpoint = match events.next().await {
-        Some((kind, data)) if kind == "endpoint" => format!("{base}{data}"),
+    let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
+        Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
         other => return tally.problem(&tally.errors, format!("{client}: no endpoint: {other:?}")),
     };
     let send = |body: Value| {
@@ -814,10 +798,14 @@ async fn sse_client(setup: Setup) {
         }
     };
     Tally::add(&tally.messages, 2);
-    if send(initialize(&client, "2024-11-05")).await != Some(202)
-        || events.until_answer(0).await.is_none()
-    {
+    if send(initialize(&client, "2024-11-05")).await != Some(202) {
         return tally.problem(&tally.errors, format!("{client}: initialize over /sse"));
+    }
+    if let Err(e) = events.until_answer(0).await {
+        return tally.problem(
+            &tally.errors,
+            format!("{client}: initialize over /sse: {e}"),
+        );
     }
     let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
     send(initialized).await;
@@ -831,7 +819,13 @@ async fn sse_client(setup: Setup) {
             tally.problem(&tally.errors, format!("{client}: POST /messages"));
             continue;
         }
-        let messages = events.until_answer(id).await.unwrap_or_default();
+        let messages = match events.until_answer(id).await {
+            Ok(messages) => messages,
+            Err(e) => {
+                tally.problem(&tally.errors, format!("{client}: call {id}: {e}"));
+                Vec::new()
+            }
+        };
         check_call(
             &tally,
             &Expect {
@@ -881,11 +875,12 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         config,
     ));
     let http = reqwest::Client::builder()
-        .timeout(HTTP_TIMEOUT)
+        .timeout(patience::patience())
         .tcp_nodelay(true)
         .build()
         .unwrap_or_default();
-    // Streams stay open for the whole run: no overall timeout on them.
+    // Streams stay open for the whole run: no overall timeout on them (each event of an
+    // HTTP+SSE answer is awaited within the patience).
     let streams = reqwest::Client::builder()
         .tcp_nodelay(true)
         .build()
@@ -1012,9 +1007,8 @@ pub async fn stdio_load(calls: u64, window: usize) -> Report {
             .is_some_and(|s| s.load(Ordering::SeqCst) == 1)
     };
     let mut answered = 0u64;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
     while answered < calls {
-        let line = match tokio::time::timeout_at(deadline, lines.next_line()).await {
+        let line = match tokio::time::timeout(patience::patience(), lines.next_line()).await {
             Ok(Ok(Some(line))) => line,
             other => {
                 tally.problem(&tally.errors, format!("stdio read: {other:?}"));
@@ -1102,7 +1096,7 @@ pub async fn stdio_load(calls: u64, window: usize) -> Report {
         let _ = writer.shutdown().await;
     }
     drop(lines);
-    match tokio::time::timeout(Duration::from_secs(30), serving).await {
+    match tokio::time::timeout(patience::patience(), serving).await {
         Ok(Ok(Ok(()))) => {}
         other => tally.problem(&tally.errors, format!("serve ended with {other:?}")),
     }

@@ -5,9 +5,7 @@
 //! `… -- --http 127.0.0.1:3000` serves `http://127.0.0.1:3000/mcp` (and `/sse` for
 //! 2024-11-05 clients).
 
-use mcp_runtime::model::{
-    Implementation, Prompt, PromptMessage, PromptResult, ResourceContents, ResourceTemplate, Tool,
-};
+use mcp_runtime::model::{Implementation, Prompt, ResourceTemplate, Tool};
 use mcp_runtime::transport::{self, Transport};
 use mcp_runtime::Server;
 
@@ -68,21 +66,17 @@ fn weather_server() -> Server {
             ResourceTemplate::new("weather://{city}/today", "today")
                 .title("Today's weather")
                 .mime_type("text/plain"),
-            |uri, today: Today, _ctx| async move {
-                Ok(vec![ResourceContents::text(
-                    uri,
-                    "text/plain",
-                    format!("{}: 19 °C, partly cloudy", today.city),
-                )])
+            |_uri, today: Today, _ctx| async move {
+                format!("{}: 19 °C, partly cloudy", today.city)
             },
         )
         .typed_prompt(
             Prompt::new("packing_list").description("What to pack for a trip"),
             |trip: Trip, _ctx| async move {
-                Ok(PromptResult::new([PromptMessage::user(format!(
+                format!(
                     "Check the forecast for {} and suggest what to pack.",
                     trip.city
-                ))]))
+                )
             },
         )
         .build()

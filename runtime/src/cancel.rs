@@ -33,6 +33,11 @@ impl CancellationToken {
         }
     }
 
+    /// Whether `other` is this token (not a copy of its state: the same token).
+    pub(crate) fn same_as(&self, other: &CancellationToken) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Whether it was cancelled.
     pub(crate) fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::SeqCst)

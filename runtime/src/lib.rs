@@ -19,6 +19,7 @@
     )
 )]
 
+pub mod auth;
 mod cancel;
 #[cfg(feature = "client")]
 pub mod client;
@@ -31,12 +32,20 @@ mod wire;
 pub use mcp_generated as generated;
 pub use protocol::asks::{Ask, AskError, AskErrorKind};
 pub use protocol::version::{Era, Features, ProtocolVersion, VersionSet};
+/// The JSON Schema library typed handlers derive their schemas with, at the version this
+/// crate is built with. The derive's code names `::schemars`: a crate that derives
+/// `JsonSchema` either depends on schemars 1 itself or writes
+/// `#[schemars(crate = "mcp_runtime::schemars")]` on the type.
+#[cfg(feature = "typed-tools")]
+pub use schemars;
+/// JSON values as handlers see them (arguments of untyped tools and prompts).
+pub use serde_json;
 pub use server::context::Context;
 #[cfg(feature = "typed-tools")]
 pub use server::elicit_schema::elicitation_schema;
 pub use server::{
-    BoxFuture, CompletionRequest, IntoToolResult, Limits, Server, ServerBuilder, ServerEvent,
-    ToolError,
+    BoxFuture, CompletionRequest, IntoPromptResult, IntoResourceContents, IntoToolResult, Limits,
+    Server, ServerBuilder, ServerEvent, ToolError,
 };
 pub use wire::{ErrorCode, RequestId, RpcError};
 

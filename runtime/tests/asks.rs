@@ -14,114 +14,22 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+mod kit;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use common::{assert_schema_exact, assert_schema_exact_all, method_info, schema};
+use kit::schema::{assert_schema_exact, check_notification, check_server_request};
+use kit::stdio::Stdio;
+use kit::{code, notification};
 use mcp_runtime::model::{Implementation, Prompt, PromptMessage, PromptResult, Tool, ToolResult};
 use mcp_runtime::{Ask, AskError};
 use mcp_runtime::{Context, Limits, Server};
 use serde_json::{json, Value};
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
-
-// ───────────────────────────── harness ─────────────────────────────
 
 /// The `ask_timeout` of the test server.
 const ASK_TIMEOUT: Duration = Duration::from_millis(400);
-
-/// A client end of an in-memory stdio connection.
-struct Peer {
-    writer: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-}
-
-impl Peer {
-    fn start(server: Server) -> Peer {
-        let (client, server_end) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        tokio::spawn(mcp_runtime::transport::stdio::serve(
-            server,
-            server_read,
-            server_write,
-        ));
-        let (read, writer) = tokio::io::split(client);
-        Peer {
-            writer,
-            lines: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string().into_bytes();
-        line.push(b'\n');
-        self.writer.write_all(&line).await.expect("write");
-    }
-
-    async fn try_recv(&mut self, wait: Duration) -> Option<Value> {
-        let line = tokio::time::timeout(wait, self.lines.next_line())
-            .await
-            .ok()?
-            .expect("read")
-            .expect("the server closed its output");
-        Some(serde_json::from_str(&line).expect("the server writes JSON"))
-    }
-
-    async fn recv(&mut self) -> Value {
-        self.try_recv(Duration::from_secs(10))
-            .await
-            .expect("a message from the server within 10 s")
-    }
-
-    /// Everything the server writes during `wait`.
-    async fn collect_for(&mut self, wait: Duration) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + wait;
-        let mut got = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                return got;
-            }
-            match self.try_recv(left).await {
-                Some(m) => got.push(m),
-                None => return got,
-            }
-        }
-    }
-
-    /// Sends a request; returns what arrived before its response, and the response.
-    async fn request(&mut self, id: Value, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        let mut before = Vec::new();
-        loop {
-            let m = self.recv().await;
-            if m.get("id") == Some(&id) && m.get("method").is_none() {
-                return (before, m);
-            }
-            before.push(m);
-        }
-    }
-
-    async fn initialize(&mut self, version: &str, capabilities: Value) {
-        let (_, r) = self
-            .request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "asks-test", "version": "1"}}))
-            .await;
-        assert_eq!(r["result"]["protocolVersion"], version, "{r}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-    }
-}
-
-fn code(m: &Value) -> i64 {
-    m["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error, got {m}"))
-}
 
 // ───────────────────────────── the server under test ─────────────────────────────
 
@@ -279,6 +187,11 @@ fn reported(response: &Value) -> Value {
 /// Prompt `greet`: elicits, then `Hello, <name>`.
 /// Every handler records the errors its asks return (in `seen`) and propagates them.
 fn asking_server() -> (Server, Seen) {
+    asking_server_keyed(None)
+}
+
+/// [`asking_server`] with its `requestState` keys (current, previous).
+fn asking_server_keyed(keys: Option<(&[u8], Option<&[u8]>)>) -> (Server, Seen) {
     let seen: Seen = Arc::default();
     let mut limits = Limits::default();
     limits.ask_timeout = ASK_TIMEOUT;
@@ -371,56 +284,13 @@ fn asking_server() -> (Server, Seen) {
                     }
                 }
             },
-        )
-        .build();
+        );
+    let server = match keys {
+        Some((current, previous)) => server.state_keys(current, previous),
+        None => server,
+    }
+    .build();
     (server, seen)
-}
-
-// ───────────────────────────── schema checks ─────────────────────────────
-
-/// A request the server sent: an exact `JSONRPCRequest` and an exact instance of its
-/// method's definition (before 2025-11-25 those omit the envelope, so both at once).
-fn check_server_request(rev: &str, m: &Value, method: &str) {
-    assert_eq!(m["method"], method, "{rev}: {m}");
-    let id = m["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{rev}: a server request id: {m}"));
-    assert!(id.starts_with("s-"), "{rev}: {m}");
-    let info = method_info(rev, method)
-        .unwrap_or_else(|| panic!("{rev}: the server sent {method}, which {rev} does not have"));
-    assert_eq!(info.kind, mcp_generated::Kind::Request, "{rev} {method}");
-    assert_ne!(
-        info.direction,
-        mcp_generated::Direction::ClientToServer,
-        "{rev}: {method} is sent by clients only"
-    );
-    assert_schema_exact(rev, "JSONRPCRequest", m);
-    let defines_envelope = schema(rev)
-        .definition(info.message)
-        .pointer("/properties/jsonrpc")
-        .is_some();
-    if defines_envelope {
-        assert_schema_exact(rev, info.message, m);
-    } else {
-        assert_schema_exact_all(rev, &["JSONRPCRequest", info.message], m);
-    }
-}
-
-/// A notification the server sent, exact for its revision.
-fn check_notification(rev: &str, m: &Value) {
-    let method = m["method"].as_str().expect("method");
-    let info = method_info(rev, method).expect("a notification of the revision");
-    assert_eq!(info.kind, mcp_generated::Kind::Notification, "{method}");
-    assert_schema_exact(rev, "JSONRPCNotification", m);
-    let defines_envelope = schema(rev)
-        .definition(info.message)
-        .pointer("/properties/jsonrpc")
-        .is_some();
-    if defines_envelope {
-        assert_schema_exact(rev, info.message, m);
-    } else {
-        assert_schema_exact_all(rev, &["JSONRPCNotification", info.message], m);
-    }
 }
 
 fn is_cancel_for(m: &Value, id: &Value) -> bool {
@@ -434,8 +304,8 @@ fn call(id: Value, name: &str, args: Value) -> Value {
 }
 
 /// Sends a `tools/call` and returns the first thing the server writes (its ask).
-async fn call_and_get_ask(p: &mut Peer, id: Value, name: &str, args: Value) -> Value {
-    p.send(call(id, name, args)).await;
+async fn call_and_get_ask(p: &mut Stdio, id: Value, name: &str, args: Value) -> Value {
+    p.send(&call(id, name, args)).await;
     let m = p.recv().await;
     assert!(
         m.get("method").is_some() && m.get("id").is_some(),
@@ -448,8 +318,8 @@ async fn call_and_get_ask(p: &mut Peer, id: Value, name: &str, args: Value) -> V
 async fn legacy_answers_reach_the_handler_and_requests_are_schema_exact() {
     for rev in LEGACY {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, all_caps(rev)).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, all_caps(rev)).await;
         let mut ids = Vec::new();
         for (n, what) in whats(rev).into_iter().enumerate() {
             let call_id = json!(100 + n);
@@ -484,7 +354,7 @@ async fn legacy_answers_reach_the_handler_and_requests_are_schema_exact() {
                 _ => {}
             }
             ids.push(ask["id"].clone());
-            p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
+            p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
                 .await;
             let r = p.recv().await;
             assert_eq!(r["id"], call_id, "{rev} {what}: {r}");
@@ -500,7 +370,7 @@ async fn legacy_answers_reach_the_handler_and_requests_are_schema_exact() {
         assert_eq!(unique.len(), ids.len(), "{rev}: {ids:?}");
 
         // Two asks at once: two requests, matched by id whatever the order of the answers.
-        p.send(call(json!("pair"), "ask_keyed", json!({}))).await;
+        p.send(&call(json!("pair"), "ask_keyed", json!({}))).await;
         let a = p.recv().await;
         let b = p.recv().await;
         let mut by_method = std::collections::BTreeMap::new();
@@ -514,9 +384,9 @@ async fn legacy_answers_reach_the_handler_and_requests_are_schema_exact() {
             by_method["sampling/createMessage"].clone(),
             by_method["roots/list"].clone(),
         );
-        p.send(json!({"jsonrpc": "2.0", "id": roots_id, "result": answer("roots")}))
+        p.send(&json!({"jsonrpc": "2.0", "id": roots_id, "result": answer("roots")}))
             .await;
-        p.send(json!({"jsonrpc": "2.0", "id": sample_id, "result": answer("sample")}))
+        p.send(&json!({"jsonrpc": "2.0", "id": sample_id, "result": answer("sample")}))
             .await;
         let r = p.recv().await;
         assert_eq!(r["id"], "pair", "{rev}: {r}");
@@ -537,12 +407,12 @@ async fn legacy_answers_reach_the_handler_and_requests_are_schema_exact() {
 async fn legacy_refusals_are_errors_for_the_handler() {
     for rev in LEGACY {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, all_caps(rev)).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, all_caps(rev)).await;
         for (n, what) in whats(rev).into_iter().enumerate() {
             let call_id = json!(n);
             let ask = call_and_get_ask(&mut p, call_id.clone(), "ask", json!({"what": what})).await;
-            p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -1, "message": "User rejected the request", "data": {"why": "no"}}}))
+            p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -1, "message": "User rejected the request", "data": {"why": "no"}}}))
                 .await;
             let r = p.recv().await;
             assert_eq!(r["id"], call_id, "{rev} {what}: {r}");
@@ -558,7 +428,7 @@ async fn legacy_refusals_are_errors_for_the_handler() {
         }
         // An answer of the wrong shape is an error for the handler too.
         let ask = call_and_get_ask(&mut p, json!("bad"), "ask", json!({"what": "roots"})).await;
-        p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": "not a list"}}))
+        p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": "not a list"}}))
             .await;
         let r = p.recv().await;
         assert_eq!(r["id"], "bad", "{rev}: {r}");
@@ -571,8 +441,8 @@ async fn legacy_refusals_are_errors_for_the_handler() {
 async fn legacy_unanswered_asks_time_out_and_are_cancelled() {
     for rev in LEGACY {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, all_caps(rev)).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, all_caps(rev)).await;
         for (n, what) in whats(rev).into_iter().enumerate() {
             let call_id = json!(n);
             let ask = call_and_get_ask(&mut p, call_id.clone(), "ask", json!({"what": what})).await;
@@ -599,9 +469,9 @@ async fn legacy_unanswered_asks_time_out_and_are_cancelled() {
                 .expect("the handler saw an error");
             assert_eq!(seen["tool"], "ask", "{rev} {what}");
             // A late answer is ignored; the server still serves.
-            p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
+            p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
                 .await;
-            let (before, pong) = p.request(json!("ping"), "ping", json!({})).await;
+            let (before, pong) = p.exchange(json!("ping"), "ping", json!({})).await;
             assert!(before.is_empty(), "{rev} {what}: {before:?}");
             assert_eq!(pong["result"], json!({}), "{rev}");
         }
@@ -614,37 +484,39 @@ async fn legacy_cancelling_the_asking_call_cancels_the_ask() {
     for rev in LEGACY {
         for what in whats(rev) {
             let (server, _seen) = asking_server();
-            let mut p = Peer::start(server);
-            p.initialize(rev, all_caps(rev)).await;
+            let mut p = Stdio::serve(server);
+            p.open(rev, all_caps(rev)).await;
             let ask = call_and_get_ask(&mut p, json!("c1"), "ask", json!({"what": what})).await;
-            p.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c1", "reason": "user stopped"}}))
-                .await;
-            // Long enough for the cancellation, shorter than the ask timeout would need to
-            // matter (the timeout would also cancel, but late).
-            let got = p
-                .collect_for(ASK_TIMEOUT + Duration::from_millis(400))
-                .await;
-            let answered = got
-                .iter()
-                .any(|m| m["id"] == "c1" && m.get("method").is_none());
-            let cancels: Vec<&Value> = got
-                .iter()
-                .filter(|m| is_cancel_for(m, &ask["id"]))
-                .collect();
-            if answered || cancels.len() != 1 {
+            // The ask left no later than now: its timeout cannot fire before `asked +
+            // ASK_TIMEOUT`.
+            let asked = Instant::now();
+            p.send(&notification(
+                "notifications/cancelled",
+                json!({"requestId": "c1", "reason": "user stopped"}),
+            ))
+            .await;
+            // What arrives next: the server cancels its ask, at once (not when the ask
+            // times out), and does not answer the cancelled call.
+            let next = p.recv().await;
+            if !is_cancel_for(&next, &ask["id"]) || asked.elapsed() >= ASK_TIMEOUT / 2 {
                 failures.push(format!(
-                    "{rev} {what}: after cancelling the call, expected one notifications/cancelled for {} and no response to c1; got {got:?}",
-                    ask["id"]
+                    "{rev} {what}: after cancelling the call, expected notifications/cancelled for {} at once; got {next} after {:?}",
+                    ask["id"],
+                    asked.elapsed()
                 ));
                 continue;
             }
-            check_notification(rev, cancels[0]);
-            // The server still serves; a late answer is harmless.
-            p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
+            check_notification(rev, &next);
+            // Past the moment the ask would have timed out (the subject: its timeout must
+            // not cancel it a second time), a late answer is harmless, and the next
+            // message is the answer to a ping: no second cancellation, no answer to c1.
+            let past_timeout = ASK_TIMEOUT + Duration::from_millis(400);
+            tokio::time::sleep(past_timeout.saturating_sub(asked.elapsed())).await;
+            p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer(what)}))
                 .await;
-            let (before, pong) = p.request(json!("ping"), "ping", json!({})).await;
-            assert!(before.is_empty(), "{rev} {what}: {before:?}");
+            let pong = p.request("ping", "ping", json!({})).await;
             assert_eq!(pong["result"], json!({}), "{rev}");
+            p.finish().await;
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -654,14 +526,14 @@ async fn legacy_cancelling_the_asking_call_cancels_the_ask() {
 async fn legacy_undeclared_capabilities_send_nothing() {
     for rev in LEGACY {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, json!({})).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, json!({})).await;
         for (n, what) in ["sample", "roots", "elicit"].into_iter().enumerate() {
             if what == "elicit" && !has_elicitation(rev) {
                 continue;
             }
             let (before, r) = p
-                .request(
+                .exchange(
                     json!(n),
                     "tools/call",
                     json!({"name": "ask", "arguments": {"what": what}}),
@@ -683,10 +555,10 @@ async fn legacy_undeclared_capabilities_send_nothing() {
         }
         // Declaring one capability does not let the others through.
         let (server, _) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, json!({"sampling": {}})).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, json!({"sampling": {}})).await;
         let (before, r) = p
-            .request(
+            .exchange(
                 json!(1),
                 "tools/call",
                 json!({"name": "ask_keyed", "arguments": {}}),
@@ -699,10 +571,8 @@ async fn legacy_undeclared_capabilities_send_nothing() {
             json!({"roots": {}}),
             "{rev}"
         );
-        assert!(
-            p.collect_for(Duration::from_millis(100)).await.is_empty(),
-            "{rev}"
-        );
+        // Nothing was sent then, nor later.
+        p.finish().await;
     }
 }
 
@@ -710,16 +580,16 @@ async fn legacy_undeclared_capabilities_send_nothing() {
 async fn legacy_elicitation_before_2025_06_18_is_refused_without_sending() {
     for rev in ["2024-11-05", "2025-03-26"] {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
+        let mut p = Stdio::serve(server);
         // Even a client claiming the capability (unknown to its revision) is not asked.
-        p.initialize(rev, json!({"sampling": {}, "roots": {}, "elicitation": {}}))
+        p.open(rev, json!({"sampling": {}, "roots": {}, "elicitation": {}}))
             .await;
         for (id, tool, args) in [
             (1, "ask", json!({"what": "elicit"})),
             (2, "greet", json!({})),
         ] {
             let (before, r) = p
-                .request(
+                .exchange(
                     json!(id),
                     "tools/call",
                     json!({"name": tool, "arguments": args}),
@@ -733,14 +603,12 @@ async fn legacy_elicitation_before_2025_06_18_is_refused_without_sending() {
             );
         }
         let (before, r) = p
-            .request(json!(3), "prompts/get", json!({"name": "greet"}))
+            .exchange(json!(3), "prompts/get", json!({"name": "greet"}))
             .await;
         assert!(before.is_empty(), "{rev}: sent {before:?}");
         assert!(r.get("error").is_some(), "{rev}: {r}");
-        assert!(
-            p.collect_for(Duration::from_millis(100)).await.is_empty(),
-            "{rev}"
-        );
+        // Nothing was sent then, nor later.
+        p.finish().await;
     }
 }
 
@@ -749,10 +617,10 @@ async fn legacy_sampling_with_tools_needs_2025_11_25_and_sampling_tools() {
     // Before 2025-11-25: refused, even if the client claims sampling.tools.
     for rev in ["2024-11-05", "2025-03-26", "2025-06-18"] {
         let (server, seen) = asking_server();
-        let mut p = Peer::start(server);
-        p.initialize(rev, all_caps(rev)).await;
+        let mut p = Stdio::serve(server);
+        p.open(rev, all_caps(rev)).await;
         let (before, r) = p
-            .request(
+            .exchange(
                 json!(1),
                 "tools/call",
                 json!({"name": "ask", "arguments": {"what": "sample_tools"}}),
@@ -764,7 +632,7 @@ async fn legacy_sampling_with_tools_needs_2025_11_25_and_sampling_tools() {
         // Plain sampling still works there.
         let ask = call_and_get_ask(&mut p, json!(2), "ask", json!({"what": "sample"})).await;
         check_server_request(rev, &ask, "sampling/createMessage");
-        p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer("sample")}))
+        p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer("sample")}))
             .await;
         assert_eq!(
             reported(&p.recv().await),
@@ -775,10 +643,10 @@ async fn legacy_sampling_with_tools_needs_2025_11_25_and_sampling_tools() {
     let rev = "2025-11-25";
     // 2025-11-25 without sampling.tools: -32021 naming sampling.tools, nothing sent.
     let (server, seen) = asking_server();
-    let mut p = Peer::start(server);
-    p.initialize(rev, json!({"sampling": {}})).await;
+    let mut p = Stdio::serve(server);
+    p.open(rev, json!({"sampling": {}})).await;
     let (before, r) = p
-        .request(
+        .exchange(
             json!(1),
             "tools/call",
             json!({"name": "ask", "arguments": {"what": "sample_tools"}}),
@@ -797,8 +665,8 @@ async fn legacy_sampling_with_tools_needs_2025_11_25_and_sampling_tools() {
     );
     // With sampling.tools: sent with its tools, exact for 2025-11-25.
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
-    p.initialize(rev, json!({"sampling": {"tools": {}}})).await;
+    let mut p = Stdio::serve(server);
+    p.open(rev, json!({"sampling": {"tools": {}}})).await;
     let ask = call_and_get_ask(&mut p, json!(2), "ask", json!({"what": "sample_tools"})).await;
     check_server_request(rev, &ask, "sampling/createMessage");
     assert_eq!(
@@ -811,7 +679,7 @@ async fn legacy_sampling_with_tools_needs_2025_11_25_and_sampling_tools() {
         json!({"mode": "auto"}),
         "{ask}"
     );
-    p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer("sample_tools")}))
+    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer("sample_tools")}))
         .await;
     let r = p.recv().await;
     assert_eq!(r["id"], 2, "{r}");
@@ -849,8 +717,8 @@ fn modern_params(
 }
 
 /// A modern `tools/call`; checks the response is exact for 2026-07-28.
-async fn modern_call(p: &mut Peer, id: i64, params: Value) -> Value {
-    let (before, r) = p.request(json!(id), "tools/call", params).await;
+async fn modern_call(p: &mut Stdio, id: i64, params: Value) -> Value {
+    let (before, r) = p.exchange(json!(id), "tools/call", params).await;
     assert!(
         before.is_empty(),
         "nothing but the answer is sent: {before:?}"
@@ -906,10 +774,50 @@ fn complete(r: &Value) -> Value {
     reported(r)
 }
 
+/// A retry may reach another replica: a state signed by one server verifies on another
+/// with the same key, and on one whose previous key it is (rotation); not on one with a
+/// different key, nor on one with the default (per-process random) key.
+#[tokio::test]
+async fn modern_retry_verifies_on_a_replica_sharing_the_state_key() {
+    const OLD: &[u8] = b"the key every replica shared until the rotation";
+    const NEW: &[u8] = b"the key every replica signs with after the rotation";
+    async fn first(p: &mut Stdio) -> String {
+        let caps = all_caps(MODERN);
+        let params = modern_params(&caps, "ask", Some(json!({"what": "elicit"})), None, None);
+        input_required(&modern_call(p, 1, params).await).1
+    }
+    fn retry(state: &str) -> Value {
+        modern_params(
+            &all_caps(MODERN),
+            "ask",
+            Some(json!({"what": "elicit"})),
+            Some(state),
+            Some(json!({"input-1": answer("elicit")})),
+        )
+    }
+    let mut a = Stdio::serve(asking_server_keyed(Some((OLD, None))).0);
+    let state = first(&mut a).await;
+    let mut b = Stdio::serve(asking_server_keyed(Some((OLD, None))).0);
+    complete(&modern_call(&mut b, 2, retry(&state)).await);
+    let mut rotated = Stdio::serve(asking_server_keyed(Some((NEW, Some(OLD)))).0);
+    complete(&modern_call(&mut rotated, 2, retry(&state)).await);
+    let mut other = Stdio::serve(asking_server_keyed(Some((NEW, None))).0);
+    let r = modern_call(&mut other, 2, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    let mut default = Stdio::serve(asking_server().0);
+    let r = modern_call(&mut default, 2, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    // After the rotation the new key signs, and a replica not rotated yet refuses it.
+    let state = first(&mut rotated).await;
+    let r = modern_call(&mut a, 3, retry(&state)).await;
+    assert_eq!(code(&r), -32602, "{r}");
+    complete(&modern_call(&mut other, 3, retry(&state)).await);
+}
+
 #[tokio::test]
 async fn modern_first_pass_is_input_required_and_the_retry_completes() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let mut id = 0;
     for what in whats(MODERN) {
@@ -960,7 +868,7 @@ async fn modern_first_pass_is_input_required_and_the_retry_completes() {
 #[tokio::test]
 async fn modern_answers_of_the_wrong_shape_are_invalid_params() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let cases = [
         ("elicit", json!({"action": "maybe"})),
@@ -1006,7 +914,7 @@ async fn modern_answers_of_the_wrong_shape_are_invalid_params() {
 #[tokio::test]
 async fn modern_unknown_response_keys_are_ignored_and_a_missing_one_is_asked_again() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     // Extra keys beside the right one.
     let args = json!({"what": "elicit"});
@@ -1119,7 +1027,7 @@ async fn modern_unknown_response_keys_are_ignored_and_a_missing_one_is_asked_aga
 }
 
 /// The two states of `ask_twice`'s rounds: (state after round 1, state after round 2).
-async fn two_rounds(p: &mut Peer, caps: &Value, first_id: i64) -> (String, String) {
+async fn two_rounds(p: &mut Stdio, caps: &Value, first_id: i64) -> (String, String) {
     let r = modern_call(
         p,
         first_id,
@@ -1158,7 +1066,7 @@ async fn two_rounds(p: &mut Peer, caps: &Value, first_id: i64) -> (String, Strin
 #[tokio::test]
 async fn modern_state_of_a_call_without_arguments_verifies_on_its_retry() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let r = modern_call(
         &mut p,
@@ -1190,7 +1098,7 @@ async fn modern_state_of_a_call_without_arguments_verifies_on_its_retry() {
 #[tokio::test]
 async fn modern_asking_twice_takes_two_retries_with_distinct_states() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let (state1, state2) = two_rounds(&mut p, &caps, 1).await;
     assert_ne!(state1, state2);
@@ -1244,7 +1152,7 @@ async fn modern_asking_twice_takes_two_retries_with_distinct_states() {
 #[tokio::test]
 async fn modern_tampered_states_are_invalid_params() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let (_, state2) = two_rounds(&mut p, &caps, 1).await;
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -1283,7 +1191,7 @@ async fn modern_tampered_states_are_invalid_params() {
 #[tokio::test]
 async fn modern_states_are_bound_to_the_method_target_and_arguments() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     // A state carrying an answer, from `ask_twice` with `{}`.
     let (state1, state2) = two_rounds(&mut p, &caps, 1).await;
@@ -1372,7 +1280,7 @@ async fn modern_states_are_bound_to_the_method_target_and_arguments() {
     .await;
     let (_, state) = input_required(&r);
     let (before, r) = p
-        .request(
+        .exchange(
             json!(41),
             "prompts/get",
             modern_params(
@@ -1407,7 +1315,7 @@ async fn modern_states_are_bound_to_the_method_target_and_arguments() {
 #[tokio::test]
 async fn modern_state_binding_ignores_the_order_of_argument_keys() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let first: Value = serde_json::from_str(r#"{"what": "elicit", "n": 1}"#).expect("json");
     let reordered: Value = serde_json::from_str(r#"{"n": 1, "what": "elicit"}"#).expect("json");
@@ -1440,14 +1348,14 @@ async fn modern_state_binding_ignores_the_order_of_argument_keys() {
 #[tokio::test]
 async fn modern_prompts_that_ask_round_trip_the_same_way() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     let get = |id: i64, state: Option<&str>, responses: Option<Value>| {
         let params = modern_params(&caps, "greet", None, state, responses);
         (json!(id), params)
     };
     let (id, params) = get(1, None, None);
-    let (before, r) = p.request(id, "prompts/get", params).await;
+    let (before, r) = p.exchange(id, "prompts/get", params).await;
     assert!(before.is_empty(), "{before:?}");
     check_modern_response(&r, "GetPromptResultResponse");
     let (requests, state) = input_required(&r);
@@ -1457,7 +1365,7 @@ async fn modern_prompts_that_ask_round_trip_the_same_way() {
         "{r}"
     );
     let (id, params) = get(2, Some(&state), Some(json!({"input-1": answer("elicit")})));
-    let (_, r) = p.request(id, "prompts/get", params).await;
+    let r = p.request(id, "prompts/get", params).await;
     check_modern_response(&r, "GetPromptResultResponse");
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     assert_eq!(
@@ -1471,7 +1379,7 @@ async fn modern_prompts_that_ask_round_trip_the_same_way() {
         Some(&state),
         Some(json!({"input-1": {"action": "nope"}})),
     );
-    let (_, r) = p.request(id, "prompts/get", params).await;
+    let r = p.request(id, "prompts/get", params).await;
     check_modern_response(&r, "GetPromptResultResponse");
     assert_eq!(code(&r), -32602, "{r}");
     let tampered = format!("{state}A");
@@ -1480,11 +1388,11 @@ async fn modern_prompts_that_ask_round_trip_the_same_way() {
         Some(&tampered),
         Some(json!({"input-1": answer("elicit")})),
     );
-    let (_, r) = p.request(id, "prompts/get", params).await;
+    let r = p.request(id, "prompts/get", params).await;
     assert_eq!(code(&r), -32602, "{r}");
     // Without elicitation declared: -32021, never input_required.
     let params = modern_params(&json!({"sampling": {}}), "greet", None, None, None);
-    let (_, r) = p.request(json!(5), "prompts/get", params).await;
+    let r = p.request(json!(5), "prompts/get", params).await;
     check_modern_response(&r, "GetPromptResultResponse");
     assert_eq!(code(&r), -32021, "{r}");
 }
@@ -1492,7 +1400,7 @@ async fn modern_prompts_that_ask_round_trip_the_same_way() {
 #[tokio::test]
 async fn modern_lists_never_return_input_required() {
     let (server, _) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let caps = all_caps(MODERN);
     for (n, method) in ["tools/list", "prompts/list"].into_iter().enumerate() {
         for (m, extra) in [
@@ -1506,7 +1414,7 @@ async fn modern_lists_never_return_input_required() {
             for (k, v) in extra.as_object().expect("object") {
                 params[k] = v.clone();
             }
-            let (before, r) = p.request(json!(10 * n + m), method, params).await;
+            let (before, r) = p.exchange(json!(10 * n + m), method, params).await;
             assert!(before.is_empty(), "{method}: {before:?}");
             assert_eq!(r["result"]["resultType"], "complete", "{method}: {r}");
             assert!(r["result"].get("inputRequests").is_none(), "{method}: {r}");
@@ -1518,7 +1426,7 @@ async fn modern_lists_never_return_input_required() {
 #[tokio::test]
 async fn modern_undeclared_capabilities_are_32021_never_input_required() {
     let (server, seen) = asking_server();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let none = json!({});
     let mut id = 0;
     for what in ["elicit", "sample", "roots", "sample_tools"] {

@@ -2,79 +2,15 @@
 //! legacy lifecycle, routing errors, bad input, batches, cancellation, panics, limits,
 //! pagination, capabilities and the modern probe.
 
+mod kit;
+
 use std::time::Duration;
 
+use kit::stdio::Stdio;
+use kit::{code, notification, request};
 use mcp_runtime::model::{Implementation, Tool, ToolResult};
 use mcp_runtime::{Limits, ProtocolVersion, RpcError, Server, ToolError, VersionSet};
 use serde_json::{json, Value};
-use tokio::io::DuplexStream;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, ReadHalf, WriteHalf};
-
-/// A client end of an in-memory stdio connection.
-struct Peer {
-    writer: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-}
-
-impl Peer {
-    fn start(server: Server) -> Peer {
-        let (client, server_end) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        tokio::spawn(mcp_runtime::transport::stdio::serve(
-            server,
-            server_read,
-            server_write,
-        ));
-        let (read, writer) = tokio::io::split(client);
-        Peer {
-            writer,
-            lines: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn send_raw(&mut self, line: &str) {
-        self.writer.write_all(line.as_bytes()).await.expect("write");
-        self.writer.write_all(b"\n").await.expect("write");
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.send_raw(&message.to_string()).await;
-    }
-
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
-            .await
-            .expect("an answer within 5 s")
-            .expect("read")
-            .expect("a line");
-        serde_json::from_str(&line).expect("the server writes JSON")
-    }
-
-    /// Nothing arrives within `ms`.
-    async fn silent_for(&mut self, ms: u64) -> bool {
-        tokio::time::timeout(Duration::from_millis(ms), self.lines.next_line())
-            .await
-            .is_err()
-    }
-
-    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let m = self.recv().await;
-            if m.get("id") == Some(&id) && m.get("method").is_none() {
-                return m;
-            }
-        }
-    }
-
-    async fn initialize(&mut self, version: &str, capabilities: Value) -> Value {
-        let r = self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}})).await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        r
-    }
-}
 
 fn tool(name: &str) -> Tool {
     Tool::new(name, name).input_schema(json!({"type": "object"}))
@@ -121,15 +57,9 @@ fn server() -> Server {
     server_with(limits, VersionSet::ALL)
 }
 
-fn code(m: &Value) -> i64 {
-    m["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error, got {m}"))
-}
-
 #[tokio::test]
 async fn before_initialize_only_ping_is_served() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     assert_eq!(
         p.request(json!(1), "ping", json!({})).await["result"],
         json!({})
@@ -150,12 +80,12 @@ async fn before_initialize_only_ping_is_served() {
 
 #[tokio::test]
 async fn unknown_versions_get_the_newest_legacy_and_disabled_ones_are_never_chosen() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     assert_eq!(
         p.initialize("2099-01-01", json!({})).await["result"]["protocolVersion"],
         "2025-11-25"
     );
-    let mut p = Peer::start(server_with(
+    let mut p = Stdio::serve(server_with(
         Limits::default(),
         VersionSet::ALL.without(ProtocolVersion::V2025_11_25),
     ));
@@ -163,7 +93,7 @@ async fn unknown_versions_get_the_newest_legacy_and_disabled_ones_are_never_chos
         p.initialize("2025-11-25", json!({})).await["result"]["protocolVersion"],
         "2025-06-18"
     );
-    let mut p = Peer::start(server_with(
+    let mut p = Stdio::serve(server_with(
         Limits::default(),
         VersionSet::ALL.without(ProtocolVersion::V2026_07_28),
     ));
@@ -180,7 +110,7 @@ async fn unknown_versions_get_the_newest_legacy_and_disabled_ones_are_never_chos
 
 #[tokio::test]
 async fn a_modern_probe_then_legacy_fallback_works_on_one_connection() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
     let r = p.request(json!(1), "server/discover", meta.clone()).await;
     assert_eq!(r["result"]["supportedVersions"][0], "2026-07-28");
@@ -199,7 +129,7 @@ async fn a_modern_probe_then_legacy_fallback_works_on_one_connection() {
 
 #[tokio::test]
 async fn modern_removed_methods_and_bad_meta() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
     for method in [
         "ping",
@@ -224,7 +154,7 @@ async fn modern_removed_methods_and_bad_meta() {
 
 #[tokio::test]
 async fn routing_errors_have_the_right_codes_and_ids_keep_their_type() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-06-18", json!({})).await;
     let r = p.request(json!("abc"), "no/such/method", json!({})).await;
     assert_eq!((code(&r), r["id"].clone()), (-32601, json!("abc")));
@@ -273,7 +203,7 @@ async fn routing_errors_have_the_right_codes_and_ids_keep_their_type() {
 
 #[tokio::test]
 async fn a_panicking_handler_is_answered_and_the_server_keeps_serving() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-11-25", json!({})).await;
     let r = p
         .request(json!(1), "tools/call", json!({"name": "panics"}))
@@ -291,23 +221,37 @@ async fn a_panicking_handler_is_answered_and_the_server_keeps_serving() {
 
 #[tokio::test]
 async fn cancelled_requests_are_not_answered() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-06-18", json!({})).await;
-    p.send(json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "slow"}}))
+    p.send(&request(41, "tools/call", json!({"name": "slow"})))
         .await;
+    // Let the handler start, so that it is a running handler that is cancelled.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    p.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41, "reason": "user"}})).await;
-    assert!(p.silent_for(300).await, "no answer to a cancelled request");
-    // The id is free again and the server still answers.
-    assert_eq!(
-        p.request(json!(41), "ping", json!({})).await["result"],
-        json!({})
-    );
+    p.send(&notification(
+        "notifications/cancelled",
+        json!({"requestId": 41, "reason": "user"}),
+    ))
+    .await;
+    // The id is free at once (a client may reuse the id of a request it cancelled): the
+    // very next message answers the ping that reuses it, never the cancelled call.
+    assert_eq!(p.request(41, "ping", json!({})).await["result"], json!({}));
+    // A new call on that id runs and is answered, not dropped with the old one.
+    p.send(&request(
+        41,
+        "tools/call",
+        json!({"name": "echo", "arguments": {}}),
+    ))
+    .await;
+    let r = p.recv().await;
+    assert_eq!(r["id"], 41, "{r}");
+    assert!(r.get("result").is_some(), "{r}");
+    // Nor does the cancelled call's answer come later: nothing else, up to the end.
+    p.finish().await;
 }
 
 #[tokio::test]
 async fn malformed_input_gets_errors_and_the_server_still_answers() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-06-18", json!({})).await;
     p.send_raw(r#"{"jsonrpc": "2.0", "id": 1, "method": "ping""#)
         .await;
@@ -334,21 +278,18 @@ async fn malformed_input_gets_errors_and_the_server_still_answers() {
         .as_str()
         .expect("message")
         .contains("exceeds the limit"));
-    // Notifications are never answered, even unknown ones.
-    p.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever"}))
-        .await;
-    assert!(p.silent_for(100).await);
-    assert_eq!(
-        p.request(json!(5), "ping", json!({})).await["result"],
-        json!({})
-    );
+    // Notifications are never answered, even unknown ones: the next message is the
+    // answer to the ping that follows, and nothing comes after it.
+    p.notify("notifications/whatever", None).await;
+    assert_eq!(p.request(5, "ping", json!({})).await["result"], json!({}));
+    p.finish().await;
 }
 
 #[tokio::test]
 async fn batches_only_in_2025_03_26() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-03-26", json!({})).await;
-    p.send(json!([
+    p.send(&json!([
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
         {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "echo", "arguments": {}}},
@@ -360,23 +301,25 @@ async fn batches_only_in_2025_03_26() {
     assert_eq!(answers.len(), 3, "{r}");
     let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
     assert!(ids.contains(&&json!(1)) && ids.contains(&&json!("b")) && ids.contains(&&json!(3)));
-    // Only notifications: nothing at all.
-    p.send(json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]))
+    // Only notifications: nothing at all (the next message answers the ping after it).
+    p.send(&json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]))
         .await;
-    assert!(p.silent_for(100).await);
+    assert_eq!(p.request(4, "ping", json!({})).await["result"], json!({}));
+    p.finish().await;
     for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
-        let mut p = Peer::start(server());
+        let mut p = Stdio::serve(server());
         p.initialize(version, json!({})).await;
-        p.send(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]))
+        p.send(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]))
             .await;
         let r = p.recv().await;
         assert_eq!(code(&r), -32600, "{version}");
+        p.finish().await;
     }
 }
 
 #[tokio::test]
 async fn pagination_with_opaque_cursors() {
-    let mut p = Peer::start(server());
+    let mut p = Stdio::serve(server());
     p.initialize("2025-06-18", json!({})).await;
     let mut names = Vec::new();
     let mut cursor: Option<Value> = None;
@@ -411,7 +354,7 @@ async fn pagination_with_opaque_cursors() {
 #[tokio::test]
 async fn capabilities_are_enforced() {
     let server = Server::builder(Implementation::new("no-tools", "1")).build();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     let r = p.initialize("2025-06-18", json!({})).await;
     assert!(r["result"]["capabilities"].get("tools").is_none());
     assert_eq!(
@@ -434,7 +377,7 @@ async fn capabilities_are_enforced() {
 #[tokio::test]
 async fn list_changed_reaches_operating_sessions() {
     let server = server();
-    let mut p = Peer::start(server.clone());
+    let mut p = Stdio::serve(server.clone());
     p.initialize("2025-06-18", json!({})).await;
     p.request(json!(1), "ping", json!({})).await;
     // The list is shaped once per revision and then cached: a change must drop it.
@@ -447,13 +390,19 @@ async fn list_changed_reaches_operating_sessions() {
     let after = all_tool_names(&mut p, 200).await;
     assert_eq!(after.len(), before.len() + 1, "{after:?}");
     assert!(after.contains(&"added".to_owned()), "{after:?}");
+    // A list the server does not declare (this one has no prompts, no resources) is never
+    // announced: the next message is the tool change that follows.
+    server.notify(mcp_runtime::ServerEvent::PromptsChanged);
+    server.notify(mcp_runtime::ServerEvent::ResourcesChanged);
     assert!(server.remove_tool("added"));
-    let _ = p.recv().await;
+    let n = p.recv().await;
+    assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
     assert_eq!(all_tool_names(&mut p, 300).await, before);
+    p.finish().await;
 }
 
 /// Every tool's name, following the cursors (request ids from `first_id`).
-async fn all_tool_names(p: &mut Peer, first_id: i64) -> Vec<String> {
+async fn all_tool_names(p: &mut Stdio, first_id: i64) -> Vec<String> {
     let mut names = Vec::new();
     let mut params = json!({});
     for id in first_id.. {
@@ -469,44 +418,26 @@ async fn all_tool_names(p: &mut Peer, first_id: i64) -> Vec<String> {
     names
 }
 
-#[test]
-fn a_child_process_over_stdio_serves_and_exits_on_end_of_input() {
-    use std::io::{BufRead, Write};
-    let exe = std::env::current_exe().expect("test exe");
-    let example = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("examples")
-        .join("conformance_server");
-    let mut child = std::process::Command::new(&example)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", example.display()));
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-    let mut roundtrip = |msg: Value| -> Value {
-        writeln!(stdin, "{msg}").expect("write");
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("read");
-        serde_json::from_str(&line).expect("json")
-    };
-    let r = roundtrip(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
-    );
+#[tokio::test]
+async fn a_child_process_over_stdio_serves_and_exits_on_end_of_input() {
+    let mut p = Stdio::spawn_example("conformance_server");
+    let r = p
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
     assert_eq!(
         r["result"]["serverInfo"]["name"],
         "mcp-conformance-test-server"
     );
-    let r = roundtrip(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_simple_text"}}),
-    );
+    let r = p
+        .request(2, "tools/call", json!({"name": "test_simple_text"}))
+        .await;
     assert_eq!(r["result"]["content"][0]["type"], "text");
-    drop(stdin);
-    let status = child.wait().expect("exit");
-    assert!(status.success(), "clean exit on end of input: {status}");
+    // End of input: the process writes nothing more and exits successfully.
+    p.finish().await;
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -528,7 +459,7 @@ async fn typed_tools_derive_their_input_schema_and_reject_bad_arguments() {
             )))
         })
         .build();
-    let mut p = Peer::start(server);
+    let mut p = Stdio::serve(server);
     p.initialize("2025-06-18", json!({})).await;
     let list = p.request(json!(1), "tools/list", json!({})).await;
     let schema = &list["result"]["tools"][0]["inputSchema"];
@@ -562,7 +493,7 @@ async fn subscribers_hear_of_resource_updates() {
             Ok(vec![ResourceContents::text(uri, "text/plain", "a")])
         })
         .build();
-    let mut p = Peer::start(server.clone());
+    let mut p = Stdio::serve(server.clone());
     p.initialize("2025-03-26", json!({})).await;
     assert_eq!(
         code(
@@ -594,8 +525,16 @@ async fn subscribers_hear_of_resource_updates() {
             .await["result"],
         json!({})
     );
+    // Announcements reach a session in order: after the update of the unsubscribed
+    // resource, a change of the resource list; the list change must be what arrives next.
     server.notify(mcp_runtime::ServerEvent::ResourceUpdated("mem://a".into()));
-    assert!(p.silent_for(150).await, "no update after unsubscribe");
+    server.notify(mcp_runtime::ServerEvent::ResourcesChanged);
+    let n = p.recv().await;
+    assert_eq!(
+        n["method"], "notifications/resources/list_changed",
+        "no update after unsubscribe: {n}"
+    );
+    p.finish().await;
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -623,7 +562,7 @@ async fn structured_tools_derive_their_output_schema_and_answer_in_each_revision
         .build();
     let expected = json!({"temperature": 21.5, "conditions": "sunny in Oslo"});
     for (revision, structured) in [("2024-11-05", false), ("2025-06-18", true)] {
-        let mut p = Peer::start(server.clone());
+        let mut p = Stdio::serve(server.clone());
         p.initialize(revision, json!({})).await;
         let list = p.request(json!(1), "tools/list", json!({})).await;
         let tool = &list["result"]["tools"][0];

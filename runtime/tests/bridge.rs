@@ -18,9 +18,9 @@ use mcp_runtime::model::{Content, Elicitation, Implementation, SampledMessage};
 use mcp_runtime::ProtocolVersion;
 use serde_json::{json, Map, Value};
 
-mod support;
+mod kit;
 
-use support::pinned::{self, Pinned};
+use kit::pinned::{self, Pinned};
 
 fn bridge() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mcp-bridge"))
@@ -71,7 +71,7 @@ impl HttpBridge {
             log,
         };
         bridge.base = rx
-            .recv_timeout(Duration::from_secs(60))
+            .recv_timeout(kit::patience() * 3)
             .unwrap_or_else(|_| panic!("mcp-bridge did not start:\n{}", bridge.log()));
         bridge
     }
@@ -202,7 +202,7 @@ fn an_official_2026_client_spawns_the_bridge_over_stdio() {
 
 fn our_client() -> mcp_runtime::client::ClientBuilder {
     Client::builder(Implementation::new("bridge-test", "1.0.0"))
-        .timeout(Duration::from_secs(30))
+        .timeout(kit::patience())
         .on_sampling(|_| async { Ok(SampledMessage::assistant_text("m", "Paris")) })
         .on_elicitation(|_| async {
             let mut content = Map::new();

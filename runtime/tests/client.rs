@@ -18,11 +18,7 @@ use mcp_runtime::model::{
 use mcp_runtime::{Era, ProtocolVersion, Server, VersionSet};
 use serde_json::{json, Map, Value};
 
-#[allow(dead_code, unreachable_pub, missing_docs)]
-#[path = "../examples/conformance_server.rs"]
-mod fixture;
-
-mod support;
+mod kit;
 
 fn rev(id: &str) -> ProtocolVersion {
     ProtocolVersion::parse(id).expect("a revision")
@@ -30,7 +26,7 @@ fn rev(id: &str) -> ProtocolVersion {
 
 fn builder() -> ClientBuilder {
     Client::builder(Implementation::new("client-test", "1.0.0"))
-        .timeout(Duration::from_secs(20))
+        .timeout(kit::patience())
         .on_sampling(|request| async move {
             let asked = match request.messages.last().map(|m| &m.content) {
                 Some(mcp_runtime::model::SampledContent::Text(t)) => t.clone(),
@@ -192,7 +188,7 @@ async fn exercise(client: &Client, v: ProtocolVersion) {
 #[tokio::test]
 async fn every_revision_over_an_in_memory_pipe() {
     for v in ProtocolVersion::ALL {
-        let client = in_memory(fixture::conformance_server(), builder().pin(v)).await;
+        let client = in_memory(kit::conformance_server(), builder().pin(v)).await;
         exercise(&client, v).await;
         client.close().await;
     }
@@ -201,7 +197,7 @@ async fn every_revision_over_an_in_memory_pipe() {
 #[tokio::test]
 async fn a_dual_era_client_probes_then_falls_back() {
     // Every revision accepted: the probe finds the modern server.
-    let client = in_memory(fixture::conformance_server(), builder()).await;
+    let client = in_memory(kit::conformance_server(), builder()).await;
     assert_eq!(client.version().era(), Era::Modern);
     assert!(client.server_info().supported_versions.len() > 1);
     client.close().await;
@@ -241,7 +237,7 @@ async fn a_dual_era_client_probes_then_falls_back() {
 #[tokio::test]
 async fn input_required_rounds_are_answered_and_retried() {
     let modern = rev("2026-07-28");
-    let client = in_memory(fixture::conformance_server(), builder().pin(modern)).await;
+    let client = in_memory(kit::conformance_server(), builder().pin(modern)).await;
     let several = client
         .call_tool("test_input_required_result_multiple_inputs", json!({}))
         .await
@@ -268,7 +264,7 @@ async fn input_required_rounds_are_answered_and_retried() {
 
     // A round limit: one round is not enough for a tool that asks twice.
     let client = in_memory(
-        fixture::conformance_server(),
+        kit::conformance_server(),
         builder().pin(modern).max_input_rounds(1),
     )
     .await;
@@ -280,7 +276,7 @@ async fn input_required_rounds_are_answered_and_retried() {
 
     // A client without the handler the server needs says so.
     let bare = Client::builder(Implementation::new("bare", "1")).pin(modern);
-    let client = in_memory(fixture::conformance_server(), bare).await;
+    let client = in_memory(kit::conformance_server(), bare).await;
     let result = client
         .call_tool("test_sampling", json!({"prompt": "x"}))
         .await
@@ -294,7 +290,7 @@ async fn input_required_rounds_are_answered_and_retried() {
 #[tokio::test]
 async fn per_request_handlers_answer_for_their_request() {
     for v in [rev("2025-11-25"), rev("2026-07-28")] {
-        let client = in_memory(fixture::conformance_server(), builder().pin(v)).await;
+        let client = in_memory(kit::conformance_server(), builder().pin(v)).await;
         let own = mcp_runtime::client::ClientHandlers::new().sampling(|_| async {
             Ok(SampledMessage::assistant_text(
                 "own",
@@ -321,7 +317,7 @@ async fn per_request_handlers_answer_for_their_request() {
 #[tokio::test]
 async fn progress_and_log_messages_reach_the_caller() {
     for v in [rev("2024-11-05"), rev("2025-11-25"), rev("2026-07-28")] {
-        let client = in_memory(fixture::conformance_server(), builder().pin(v)).await;
+        let client = in_memory(kit::conformance_server(), builder().pin(v)).await;
         let reports = Arc::new(Mutex::new(Vec::new()));
         let sink = reports.clone();
         client
@@ -418,7 +414,7 @@ async fn timeouts_and_dropped_requests_cancel_on_the_server() {
 
 #[tokio::test]
 async fn over_streamable_http_in_both_eras() {
-    let base = http_server(fixture::conformance_server()).await;
+    let base = http_server(kit::conformance_server()).await;
     for v in [
         rev("2025-03-26"),
         rev("2025-06-18"),
@@ -455,7 +451,7 @@ async fn over_streamable_http_in_both_eras() {
 
 #[tokio::test]
 async fn over_http_sse_for_2024_11_05() {
-    let base = http_server(fixture::conformance_server()).await;
+    let base = http_server(kit::conformance_server()).await;
     let v = rev("2024-11-05");
     let client = builder()
         .pin(v)
@@ -477,7 +473,7 @@ async fn over_http_sse_for_2024_11_05() {
 
 #[tokio::test]
 async fn a_spawned_server_over_stdio() {
-    let exe = support::server::example();
+    let exe = kit::process::example();
     for v in [rev("2024-11-05"), rev("2026-07-28")] {
         let client = builder()
             .pin(v)
@@ -495,7 +491,7 @@ async fn a_spawned_server_over_stdio() {
 /// Waits for a tool list change on `notifications`.
 async fn tools_changed(notifications: &mut mcp_runtime::client::Notifications) -> bool {
     loop {
-        match tokio::time::timeout(Duration::from_secs(5), notifications.recv()).await {
+        match tokio::time::timeout(kit::patience(), notifications.recv()).await {
             Ok(Some(Notification::ToolsListChanged)) => return true,
             Ok(Some(_)) => {}
             _ => return false,
@@ -505,7 +501,7 @@ async fn tools_changed(notifications: &mut mcp_runtime::client::Notifications) -
 
 #[tokio::test]
 async fn list_changes_reach_the_caller_in_both_eras() {
-    let base = http_server(fixture::conformance_server()).await;
+    let base = http_server(kit::conformance_server()).await;
     for (v, http) in [
         ("2025-11-25", false),
         ("2025-11-25", true),
@@ -519,7 +515,7 @@ async fn list_changes_reach_the_caller_in_both_eras() {
                 .await
                 .expect("connect")
         } else {
-            in_memory(fixture::conformance_server(), builder().pin(rev(v))).await
+            in_memory(kit::conformance_server(), builder().pin(rev(v))).await
         };
         let mut notifications = client.notifications();
         // 2026-07-28 announces changes on a subscriptions/listen stream only; a legacy

@@ -14,13 +14,13 @@ use mcp_runtime::model::{Content, Elicitation, Implementation, ResourceContents,
 use mcp_runtime::{Era, ProtocolVersion};
 use serde_json::{json, Map, Value};
 
-mod support;
+mod kit;
 
-use support::pinned::{self, Pinned};
+use kit::pinned::{self, Pinned};
 
 fn builder() -> ClientBuilder {
     Client::builder(Implementation::new("interop-test", "1.0.0"))
-        .timeout(Duration::from_secs(30))
+        .timeout(kit::patience())
         .inherit_stderr(false)
         .on_sampling(|_| async { Ok(SampledMessage::assistant_text("m", "Paris")) })
         .on_elicitation(|request| async move {
@@ -299,7 +299,7 @@ async fn typescript_sdk_example_servers_old_and_new() {
 
 #[tokio::test]
 async fn rmcp_over_stdio() {
-    let exe = support::server::example_named("bench_server");
+    let exe = kit::process::example_named("bench_server");
     let client = builder()
         .connect_command(exe.to_str().expect("path"), ["rmcp-stdio", "--tools", "3"])
         .await

@@ -17,16 +17,16 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-mod support;
+mod kit;
 
-use support::pinned::{self, Pinned};
+use kit::pinned::{self, Pinned};
 
 const REQUIREMENT_SETS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 #[test]
 fn official_client_scenarios_pass_without_oauth() {
     pinned::ensure(Pinned::ConformanceSuite);
-    let client = support::server::example_named("conformance_client");
+    let client = kit::process::example_named("conformance_client");
     let results = pinned::conformance_dir()
         .join("client-results")
         .join(std::process::id().to_string());

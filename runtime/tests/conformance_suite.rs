@@ -18,10 +18,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-mod support;
+mod kit;
 
-use support::pinned::{self, Pinned};
-use support::server::HttpServer;
+use kit::pinned::{self, Pinned};
+use kit::process::HttpServer;
 
 const REQUIREMENT_SETS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 

@@ -8,25 +8,17 @@
 //! `cargo codegen add-revision ID --like REV` is served with no hand-written edit
 //! (`.ci/new-revision-drill.sh` adds two and runs this test on a copy of the repository).
 
-mod common;
-mod support;
+mod kit;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
-
-use common::{check_server_messages, method_info, notification, request};
+use kit::schema::{check_server_messages, method_info};
+use kit::stdio::Stdio;
 use mcp_runtime::{Era, ProtocolVersion};
 use serde_json::{json, Value};
 
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The example server as a child process, spoken to over its stdin and stdout.
+/// A session with the example server as a child process, spoken to over its stdin and
+/// stdout by the kit's stdio client, at one revision.
 struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    client: Stdio,
     version: ProtocolVersion,
     next_id: i64,
     /// `(label, method, what the server sent until the answer)`, in order.
@@ -35,51 +27,12 @@ struct Server {
 
 impl Server {
     fn start(version: ProtocolVersion) -> Server {
-        let mut child = Command::new(support::server::example())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn the example server");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Server {
-            stdin: child.stdin.take(),
-            child,
-            lines,
+            client: Stdio::spawn_example("conformance_server"),
             version,
             next_id: 1,
             exchanges: Vec::new(),
         }
-    }
-
-    fn write(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").expect("write to the server");
-        stdin.flush().expect("flush");
-    }
-
-    fn read(&self) -> Option<Value> {
-        let line = match self.lines.recv_timeout(ANSWER_TIMEOUT) {
-            Ok(line) => line,
-            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                panic!("{}: the server did not answer in time", self.version)
-            }
-        };
-        Some(
-            serde_json::from_str(&line).unwrap_or_else(|e| {
-                panic!("{}: a line that is not JSON ({e}): {line}", self.version)
-            }),
-        )
     }
 
     /// The params of a request at this revision: modern requests carry the revision and
@@ -103,70 +56,37 @@ impl Server {
 
     /// Sends one request as sent (no `_meta` added) and returns its answer; what came
     /// before it is recorded with it. Another response arriving first fails the test.
-    fn send_raw(&mut self, label: &str, method: &str, params: Option<Value>) -> Value {
+    async fn send_raw(&mut self, label: &str, method: &str, params: Option<Value>) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.write(&request(id, method, params));
-        let mut received = Vec::new();
-        loop {
-            let message = self.read().unwrap_or_else(|| {
-                panic!(
-                    "{}: the server closed its output before answering {label}",
-                    self.version
-                )
-            });
-            let is_response = message.get("method").is_none();
-            if is_response {
-                assert_eq!(
-                    message["id"],
-                    json!(id),
-                    "{} {label}: a response to another request arrived first: {message}",
-                    self.version
-                );
-            }
-            received.push(message.clone());
-            if is_response {
-                self.exchanges
-                    .push((label.to_owned(), method.to_owned(), received));
-                return message;
-            }
-        }
+        let (mut received, answer) = self.client.exchange(id, method, params).await;
+        received.push(answer.clone());
+        self.exchanges
+            .push((label.to_owned(), method.to_owned(), received));
+        answer
     }
 
     /// Sends a request with this revision's `_meta` and returns its result; an error
     /// answer fails the test.
-    fn call(&mut self, label: &str, method: &str, params: Option<Value>) -> Value {
+    async fn call(&mut self, label: &str, method: &str, params: Option<Value>) -> Value {
         let params = self.params(params);
-        let answer = self.send_raw(label, method, params);
+        let answer = self.send_raw(label, method, params).await;
         answer
             .get("result")
             .cloned()
             .unwrap_or_else(|| panic!("{} {label}: expected a result, got {answer}", self.version))
     }
 
-    /// Closes stdin: the server must then exit on its own, successfully.
-    fn finish(mut self) -> Vec<(String, String, Vec<Value>)> {
-        drop(self.stdin.take());
-        let trailing: Vec<Value> = std::iter::from_fn(|| self.read()).collect();
+    /// Closes stdin: the server must then write nothing more and exit on its own,
+    /// successfully.
+    async fn finish(mut self) -> Vec<(String, String, Vec<Value>)> {
+        let trailing = self.client.close().await;
         assert!(
             trailing.is_empty(),
             "{}: the server wrote after its input closed: {trailing:?}",
             self.version
         );
-        let status = self.child.wait().expect("wait");
-        assert!(
-            status.success(),
-            "{}: the server exited with {status}",
-            self.version
-        );
         std::mem::take(&mut self.exchanges)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -239,36 +159,45 @@ fn session_requests() -> Vec<(&'static str, &'static str, Option<Value>)> {
     ]
 }
 
-fn session(version: ProtocolVersion) {
+async fn session(version: ProtocolVersion) {
     let rev = version.as_str();
     let mut server = Server::start(version);
     match version.era() {
         Era::Legacy => {
-            let result = server.call(
-                "initialize",
-                "initialize",
-                Some(json!({
-                    "protocolVersion": rev,
-                    "capabilities": {},
-                    "clientInfo": {"name": "every-revision-test", "version": "1.0.0"},
-                })),
-            );
+            let result = server
+                .call(
+                    "initialize",
+                    "initialize",
+                    Some(json!({
+                        "protocolVersion": rev,
+                        "capabilities": {},
+                        "clientInfo": {"name": "every-revision-test", "version": "1.0.0"},
+                    })),
+                )
+                .await;
             assert_eq!(result["protocolVersion"], rev, "negotiated revision");
-            server.write(&notification("notifications/initialized", None));
+            server
+                .client
+                .notify("notifications/initialized", None)
+                .await;
         }
         Era::Modern => {
-            let result = server.call("server/discover", "server/discover", None);
+            let result = server
+                .call("server/discover", "server/discover", None)
+                .await;
             let supported = result["supportedVersions"]
                 .as_array()
                 .expect("supportedVersions");
             assert!(supported.contains(&json!(rev)), "{rev}: {result}");
             // A modern request whose `_meta` lacks the client's capabilities is refused, in
             // this revision's error shape.
-            let refused = server.send_raw(
-                "tools/list without capabilities",
-                "tools/list",
-                Some(json!({"_meta": {"io.modelcontextprotocol/protocolVersion": rev}})),
-            );
+            let refused = server
+                .send_raw(
+                    "tools/list without capabilities",
+                    "tools/list",
+                    Some(json!({"_meta": {"io.modelcontextprotocol/protocolVersion": rev}})),
+                )
+                .await;
             assert_eq!(refused["error"]["code"], -32602, "{rev}: {refused}");
         }
     }
@@ -277,7 +206,7 @@ fn session(version: ProtocolVersion) {
         if method_info(rev, method).is_none() {
             continue;
         }
-        let result = server.call(label, method, params);
+        let result = server.call(label, method, params).await;
         sent += 1;
         if label == "tools/call text" {
             assert_eq!(
@@ -299,10 +228,10 @@ fn session(version: ProtocolVersion) {
         Era::Modern => "initialize",
     };
     let params = server.params(None);
-    let refused = server.send_raw(foreign, foreign, params);
+    let refused = server.send_raw(foreign, foreign, params).await;
     assert_eq!(refused["error"]["code"], -32601, "{rev}: {refused}");
 
-    let exchanges = server.finish();
+    let exchanges = server.finish().await;
     let exchanges: Vec<(&str, &str, &[Value])> = exchanges
         .iter()
         .map(|(label, method, received)| (label.as_str(), method.as_str(), received.as_slice()))
@@ -310,16 +239,16 @@ fn session(version: ProtocolVersion) {
     check_server_messages(rev, &exchanges);
 }
 
-#[test]
-fn every_revision_is_served_over_stdio_in_its_own_schema() {
+#[tokio::test]
+async fn every_revision_is_served_over_stdio_in_its_own_schema() {
     assert!(!ProtocolVersion::ALL.is_empty());
     for version in ProtocolVersion::ALL {
-        session(version);
+        session(version).await;
     }
 }
 
-#[test]
-fn every_revision_is_announced_by_the_example() {
+#[tokio::test]
+async fn every_revision_is_announced_by_the_example() {
     // Legacy: an unknown requested revision gets the newest legacy one; modern:
     // `server/discover` lists every revision served, newest first.
     let newest_legacy = ProtocolVersion::ALL
@@ -327,24 +256,28 @@ fn every_revision_is_announced_by_the_example() {
         .rfind(|v| v.era() == Era::Legacy);
     if let Some(newest) = newest_legacy {
         let mut server = Server::start(newest);
-        let result = server.call(
-            "initialize",
-            "initialize",
-            Some(json!({
-                "protocolVersion": "1999-01-01",
-                "capabilities": {},
-                "clientInfo": {"name": "every-revision-test", "version": "1.0.0"},
-            })),
-        );
+        let result = server
+            .call(
+                "initialize",
+                "initialize",
+                Some(json!({
+                    "protocolVersion": "1999-01-01",
+                    "capabilities": {},
+                    "clientInfo": {"name": "every-revision-test", "version": "1.0.0"},
+                })),
+            )
+            .await;
         assert_eq!(result["protocolVersion"], newest.as_str());
-        server.finish();
+        server.finish().await;
     }
     if let Some(modern) = ProtocolVersion::ALL
         .into_iter()
         .find(|v| v.era() == Era::Modern)
     {
         let mut server = Server::start(modern);
-        let result = server.call("server/discover", "server/discover", None);
+        let result = server
+            .call("server/discover", "server/discover", None)
+            .await;
         let listed: Vec<&str> = result["supportedVersions"]
             .as_array()
             .expect("supportedVersions")
@@ -357,6 +290,6 @@ fn every_revision_is_announced_by_the_example() {
             .map(ProtocolVersion::as_str)
             .collect();
         assert_eq!(listed, all);
-        server.finish();
+        server.finish().await;
     }
 }

@@ -1,57 +1,36 @@
 //! The examples people copy work as their comments say: each is run as a process and
 //! driven over stdio by a client of the oldest and of the newest revision.
 
-mod support;
+mod kit;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
-
+use kit::http::Http;
+use kit::process::HttpServer;
+use kit::stdio::Stdio;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-/// Sends `requests` (one per line) to the example `name` on stdio, closes its input, and
-/// returns every line it wrote; the process must then exit successfully.
-fn converse(name: &str, requests: &[Value]) -> Vec<Value> {
-    let mut child = Command::new(support::server::example_named(name))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the example");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut stdin = child.stdin.take().expect("stdin");
+/// Sends `messages` in order to the example `name` on stdio; each request's answer must be
+/// the next thing it writes. Then closes its input: it must write nothing more and exit
+/// successfully. Returns the answers.
+async fn converse(name: &str, messages: &[Value]) -> Vec<Value> {
+    let mut example = Stdio::spawn_example(name);
     let mut answers = Vec::new();
-    for request in requests {
-        writeln!(stdin, "{request}").expect("write");
-        stdin.flush().expect("flush");
-        if request.get("id").is_some() {
-            let line = rx
-                .recv_timeout(Duration::from_secs(20))
-                .expect("the example answered in time");
-            answers.push(serde_json::from_str(&line).expect("a JSON line"));
+    for message in messages {
+        example.send(message).await;
+        if let Some(id) = message.get("id") {
+            answers.push(example.answer(id).await);
         }
     }
-    drop(stdin);
-    let status = child.wait().expect("wait");
-    assert!(status.success(), "{name} exited with {status}");
+    example.finish().await;
     answers
 }
 
 fn request(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    kit::request(id, method, params)
 }
 
-#[test]
-fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structured() {
+#[tokio::test]
+async fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structured() {
     let legacy = converse(
         "weather",
         &[
@@ -77,7 +56,8 @@ fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structure
                 json!({"name": "packing_list", "arguments": {"city": "Nairobi"}}),
             ),
         ],
-    );
+    )
+    .await;
     assert_eq!(legacy[0]["result"]["protocolVersion"], "2024-11-05");
     let call = &legacy[1]["result"];
     assert!(call.get("structuredContent").is_none(), "{call}");
@@ -109,7 +89,8 @@ fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structure
                 json!({"name": "forecast", "arguments": {"city": "Oslo"}, "_meta": meta}),
             ),
         ],
-    );
+    )
+    .await;
     let forecast = &modern[0]["result"]["tools"][0];
     assert_eq!(forecast["name"], "forecast");
     assert_eq!(forecast["annotations"]["readOnlyHint"], true);
@@ -120,69 +101,309 @@ fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structure
     );
 }
 
-/// The answers in a Streamable HTTP response: a JSON body or the SSE `data:` lines.
-fn answers(body: &str) -> Vec<Value> {
-    if body.starts_with('{') {
-        return vec![serde_json::from_str(body).expect("JSON body")];
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
-
-#[test]
-fn weather_serves_a_session_over_streamable_http() {
-    let server = support::server::HttpServer::start_example("weather");
-    let client = reqwest::blocking::Client::new();
-    let post = |session: Option<&str>, body: Value| {
-        let mut req = client
-            .post(server.url("/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(id) = session {
-            req = req
-                .header("mcp-session-id", id)
-                .header("mcp-protocol-version", "2025-06-18");
-        }
-        req.send().expect("POST /mcp")
-    };
-    let init = post(
-        None,
-        request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        ),
+#[tokio::test]
+async fn weather_serves_a_session_over_streamable_http() {
+    let server = HttpServer::start_example("weather");
+    let http = Http::new(&server.url(""));
+    let init = http
+        .post(
+            &[],
+            &request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .await;
+    let session = init.session.clone().expect("a session id");
+    assert_eq!(
+        init.messages()[0]["result"]["serverInfo"]["title"],
+        "Weather"
     );
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session id")
-        .to_owned();
-    let init = answers(&init.text().expect("body"));
-    assert_eq!(init[0]["result"]["serverInfo"]["title"], "Weather");
-    let initialized = post(
-        Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    assert_eq!(initialized.status(), reqwest::StatusCode::ACCEPTED);
-    let call = post(
-        Some(&session),
-        request(
-            2,
-            "tools/call",
-            json!({"name": "forecast", "arguments": {"city": "Lisbon"}}),
-        ),
-    );
-    let call = answers(&call.text().expect("body"));
+    let h = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = http
+        .post(
+            &h,
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+    assert_eq!(initialized.status, StatusCode::ACCEPTED);
+    let call = http
+        .post(
+            &h,
+            &request(
+                2,
+                "tools/call",
+                json!({"name": "forecast", "arguments": {"city": "Lisbon"}}),
+            ),
+        )
+        .await
+        .messages();
     let last = call.last().expect("an answer");
+    assert_eq!(last["id"], 2, "{call:?}");
     assert_eq!(
         last["result"]["structuredContent"]["city"],
         "Lisbon",
         "{}",
         server.log()
     );
+}
+
+/// The README's quickstart is `examples/quickstart.rs`, word for word (the README block is
+/// also compiled, as a doctest).
+#[test]
+fn the_readme_quickstart_is_the_quickstart_example() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("README");
+    let example =
+        std::fs::read_to_string(format!("{root}/runtime/examples/quickstart.rs")).expect("example");
+    let code = &example[example.find("use mcp_runtime").expect("code")..];
+    let block = readme
+        .split("```rust,no_run\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a rust block in the README");
+    assert_eq!(block, code, "README.md and examples/quickstart.rs differ");
+}
+
+#[tokio::test]
+async fn quickstart_greets_clients_of_every_era_on_stdio_and_http() {
+    let legacy = converse(
+        "quickstart",
+        &[
+            request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            request(2, "tools/list", json!({})),
+            request(
+                3,
+                "tools/call",
+                json!({"name": "greet", "arguments": {"name": "Ada"}}),
+            ),
+            request(4, "tools/call", json!({"name": "greet", "arguments": {}})),
+        ],
+    )
+    .await;
+    let greet = &legacy[1]["result"]["tools"][0];
+    assert_eq!(greet["inputSchema"]["properties"]["name"]["type"], "string");
+    assert_eq!(greet["inputSchema"]["required"], json!(["name"]));
+    assert!(
+        greet.get("annotations").is_none(),
+        "2024-11-05 has no annotations: {greet}"
+    );
+    assert_eq!(legacy[2]["result"]["content"][0]["text"], "Hello, Ada!");
+    assert_eq!(kit::code(&legacy[3]), -32602, "{}", legacy[3]);
+
+    let server = HttpServer::start_example("quickstart");
+    let http = Http::new(&server.url(""));
+    let modern = http
+        .post_modern(
+            1,
+            "tools/call",
+            json!({"name": "greet", "arguments": {"name": "Grace"}}),
+        )
+        .await;
+    let answer = &modern.messages()[0];
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Hello, Grace!",
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["resultType"], "complete");
+}
+
+const ASKING_CAPABILITIES: &str =
+    r#"{"elicitation": {}, "sampling": {}, "roots": {"listChanged": true}}"#;
+
+/// `asking` over stdio at 2025-06-18: each tool's ask arrives as a server request, the
+/// client's answer reaches the handler, and the roots hook asks again when told.
+#[tokio::test]
+async fn asking_asks_a_legacy_client_with_server_requests() {
+    let mut client = Stdio::spawn_example("asking");
+    let capabilities: Value = serde_json::from_str(ASKING_CAPABILITIES).expect("JSON");
+    client.open("2025-06-18", capabilities).await;
+
+    // A typed form: its schema is derived from the Rust struct.
+    client
+        .send(&request(
+            1,
+            "tools/call",
+            json!({"name": "book_table", "arguments": {}}),
+        ))
+        .await;
+    let ask = client.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let schema = &ask["params"]["requestedSchema"];
+    assert_eq!(
+        schema["properties"]["party_size"]["type"], "integer",
+        "{schema}"
+    );
+    // 2025-06-18 has no titled single-select: the enum's titles become `enumNames`.
+    assert_eq!(
+        schema["properties"]["seating"]["enum"],
+        json!(["Indoor", "Terrace"])
+    );
+    assert_eq!(
+        schema["properties"]["seating"]["enumNames"],
+        json!(["Inside", "On the terrace"])
+    );
+    assert_eq!(schema["required"], json!(["date", "party_size", "seating"]));
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept",
+            "content": {"date": "2026-12-01", "party_size": 4, "seating": "Terrace", "notes": "window"}}}))
+        .await;
+    let booked = client.answer(&json!(1)).await;
+    assert_eq!(
+        booked["result"]["content"][0]["text"],
+        "Booked for 4 people on 2026-12-01, on the terrace (window).",
+        "{booked}"
+    );
+
+    // Sampling: the typed request is written in the revision's shape.
+    client
+        .send(&request(
+            2,
+            "tools/call",
+            json!({"name": "summarise", "arguments": {"text": "A long story."}}),
+        ))
+        .await;
+    let ask = client.recv().await;
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    assert_eq!(ask["params"]["maxTokens"], 200);
+    assert_eq!(
+        ask["params"]["systemPrompt"],
+        "You write one-sentence summaries."
+    );
+    assert_eq!(
+        ask["params"]["messages"][0]["content"]["text"],
+        "Summarise: A long story."
+    );
+    client
+        .send(
+            &json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"role": "assistant",
+            "content": {"type": "text", "text": "A story."}, "model": "tiny-model"}}),
+        )
+        .await;
+    let summary = client.answer(&json!(2)).await;
+    assert_eq!(
+        summary["result"]["content"][0]["text"],
+        "A story. (by tiny-model)"
+    );
+
+    // Roots, then the hook: the client says they changed, the server asks again.
+    client
+        .send(&request(
+            3,
+            "tools/call",
+            json!({"name": "workspace", "arguments": {}}),
+        ))
+        .await;
+    let ask = client.recv().await;
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": "file:///a", "name": "A"}]}}))
+        .await;
+    let listed = client.answer(&json!(3)).await;
+    assert_eq!(
+        listed["result"]["content"][0]["text"],
+        "1 root(s): A: file:///a"
+    );
+    client
+        .notify("notifications/roots/list_changed", None)
+        .await;
+    let ask = client.recv().await;
+    assert_eq!(
+        ask["method"], "roots/list",
+        "the hook asks for the new roots: {ask}"
+    );
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": "file:///b"}, {"uri": "file:///c"}]}}))
+        .await;
+    // The hook logs once it has stored them (the session never set a level: all pass).
+    let note = client.recv().await;
+    assert_eq!(note["method"], "notifications/message", "{note}");
+    assert_eq!(note["params"]["data"], "2 root(s) now");
+    let roots = client
+        .request(4, "resources/read", json!({"uri": "asking://roots"}))
+        .await;
+    assert_eq!(
+        roots["result"]["contents"][0]["text"],
+        "file:///b\nfile:///c"
+    );
+
+    // A declined form is an answer too; a client without sampling gets nothing sent.
+    client
+        .send(&request(
+            5,
+            "tools/call",
+            json!({"name": "book_table", "arguments": {}}),
+        ))
+        .await;
+    let ask = client.recv().await;
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}))
+        .await;
+    let declined = client.answer(&json!(5)).await;
+    assert_eq!(declined["result"]["content"][0]["text"], "No booking made.");
+    client.finish().await;
+}
+
+/// `asking` over stateless HTTP at 2026-07-28: the ask comes back as `input_required`,
+/// and the retry with the answer and the signed state runs the handler to its end.
+#[tokio::test]
+async fn asking_asks_a_2026_07_28_client_with_input_required_rounds() {
+    let server = HttpServer::start_example("asking");
+    let http = Http::new(&server.url(""));
+    let meta = kit::modern_meta(serde_json::from_str(ASKING_CAPABILITIES).expect("JSON"));
+    let first = http
+        .post_modern(
+            1,
+            "tools/call",
+            json!({"name": "book_table", "arguments": {}, "_meta": meta}),
+        )
+        .await
+        .messages();
+    let result = &first[0]["result"];
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let (key, ask) = result["inputRequests"]
+        .as_object()
+        .and_then(|m| m.iter().next())
+        .expect("one input request");
+    assert_eq!(ask["method"], "elicitation/create");
+    // 2026-07-28 keeps the titled single-select.
+    assert_eq!(
+        ask["params"]["requestedSchema"]["properties"]["seating"]["oneOf"][1],
+        json!({"const": "Terrace", "title": "On the terrace"})
+    );
+    let retry = http
+        .post_modern(
+            2,
+            "tools/call",
+            json!({"name": "book_table", "arguments": {}, "_meta": meta,
+                "inputResponses": {key.clone(): {"action": "accept",
+                    "content": {"date": "2027-01-02", "party_size": 2, "seating": "Indoor"}}},
+                "requestState": result["requestState"]}),
+        )
+        .await
+        .messages();
+    assert_eq!(
+        retry[0]["result"]["content"][0]["text"], "Booked for 2 people on 2027-01-02, inside.",
+        "{}",
+        retry[0]
+    );
+    // A client that did not declare sampling is refused before anything is asked.
+    let refused = http
+        .post_modern(
+            3,
+            "tools/call",
+            json!({"name": "summarise", "arguments": {"text": "x"}}),
+        )
+        .await
+        .messages();
+    assert_eq!(kit::code(&refused[0]), -32021, "{}", refused[0]);
 }

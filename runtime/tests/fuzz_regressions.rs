@@ -10,11 +10,13 @@
 //! `the_shipped_build_parses_numbers_exactly` checks the manifest that the shipped build
 //! (no dev-dependencies) gets it from, and the fuzz smoke run replays the input there.
 
+mod kit;
+
+use kit::stdio::Stdio;
 use mcp_runtime::__internal::wire::{self, Encoded, Frame, Message};
 use mcp_runtime::model::Implementation;
 use mcp_runtime::Server;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The crash input of the jsonrpc_frame target, verbatim.
 const LONG_ID_RESPONSE: &[u8] =
@@ -75,21 +77,12 @@ fn numbers_are_read_exactly() {
 #[tokio::test]
 async fn a_float_request_id_is_echoed_as_sent_over_stdio() {
     let server = Server::builder(Implementation::new("fuzz-regressions", "1.0.0")).build();
-    let (client, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(mcp_runtime::transport::stdio::serve(
-        server,
-        server_read,
-        server_write,
-    ));
-    let (read, mut write) = tokio::io::split(client);
-    let mut lines = BufReader::new(read).lines();
+    let mut client = Stdio::serve(server);
     for literal in FLOAT_LITERALS {
         // `ping` is answered before `initialize`.
         let request = format!(r#"{{"jsonrpc":"2.0","id":{literal},"method":"ping"}}"#);
-        write.write_all(request.as_bytes()).await.expect("write");
-        write.write_all(b"\n").await.expect("write");
-        let line = lines.next_line().await.expect("read").expect("an answer");
+        client.send_raw(&request).await;
+        let line = client.recv_text().await;
         // The id as written on the wire, read as a client would (a correctly rounding parser).
         let id_text = line
             .split(r#""id":"#)
@@ -105,7 +98,5 @@ async fn a_float_request_id_is_echoed_as_sent_over_stdio() {
             "{literal} answered {line}"
         );
     }
-    drop(write);
-    drop(lines);
-    serving.await.expect("joins").expect("serves");
+    client.finish().await;
 }

@@ -11,18 +11,18 @@
 //! revision therefore shows up as uncovered entries, named, until someone classifies them.
 //!
 //! The second half asserts the behaviour the rules describe, on `mcp_runtime::__internal::shape`,
-//! `mcp_runtime::model` and (for routing) `mcp_runtime::__internal::Connection`.
+//! `mcp_runtime::model` and (for routing) a connection served over an in-memory stdio pair
+//! (the test kit's stdio client).
+
+mod kit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
+use kit::stdio::Stdio;
 use mcp_runtime::__internal::shape;
 use mcp_runtime::__internal::version::{self, ProtocolVersion as V};
-use mcp_runtime::__internal::wire::Outgoing;
-use mcp_runtime::__internal::Connection;
 use mcp_runtime::__internal::SUBSCRIPTION_ID;
 use mcp_runtime::model::{
     Annotations, Content, Elicitation, Icon, Implementation, LogLevel, Prompt, PromptArgument,
@@ -30,7 +30,6 @@ use mcp_runtime::model::{
 };
 use mcp_runtime::{ErrorCode, Server, ServerEvent, VersionSet};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 // ---------------------------------------------------------------------------------------
 // Parsing docs/protocol-changes.md
@@ -1015,63 +1014,7 @@ fn batching_only_in_2025_03_26() {
     }
 }
 
-// --- Routing, through a connection -----------------------------------------------------
-
-struct Peer {
-    conn: Arc<Connection>,
-    tx: mpsc::Sender<Outgoing>,
-    rx: mpsc::Receiver<Outgoing>,
-}
-
-impl Peer {
-    /// A stdio-like peer: answers, handler notifications and session notifications all
-    /// arrive on one channel.
-    fn new(server: Server) -> Peer {
-        let (tx, rx) = mpsc::channel(64);
-        Peer {
-            conn: Connection::new(server, tx.clone()),
-            tx,
-            rx,
-        }
-    }
-
-    async fn send(&self, message: Value) {
-        self.conn
-            .handle_frame(message.to_string().as_bytes(), &self.tx)
-            .await;
-    }
-
-    async fn recv(&mut self) -> Value {
-        tokio::time::timeout(Duration::from_secs(5), self.rx.recv())
-            .await
-            .expect("an answer within 5 s")
-            .expect("the connection is open")
-            .to_value()
-    }
-
-    /// Sends a request; returns the messages that arrived before its answer, and the answer.
-    async fn request(&mut self, id: i64, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        let mut before = Vec::new();
-        loop {
-            let m = self.recv().await;
-            if m["id"] == json!(id) && m.get("method").is_none() {
-                return (before, m);
-            }
-            before.push(m);
-        }
-    }
-
-    async fn initialize(&mut self, v: V, capabilities: Value) {
-        let (_, r) = self
-            .request(0, "initialize", json!({"protocolVersion": v.as_str(), "capabilities": capabilities, "clientInfo": {"name": "c", "version": "1"}}))
-            .await;
-        assert_eq!(r["result"]["protocolVersion"], v.as_str(), "{r}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-    }
-}
+// --- Routing, through a connection (stdio) -----------------------------------------------------
 
 fn modern(extra: Value) -> Value {
     let mut meta = json!({
@@ -1096,18 +1039,14 @@ fn test_server() -> Server {
         .build()
 }
 
-fn code(m: &Value) -> i64 {
-    m["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error, got {m}"))
-}
+use kit::code;
 
 /// `method-table`, `not-offered-tasks`, `ask-client`, `discover`: what a
 /// legacy session admits comes from its revision's generated table.
 #[tokio::test]
 async fn legacy_routing_follows_the_generated_method_table() {
-    let mut p = Peer::new(test_server());
-    p.initialize(V::V2025_11_25, json!({})).await;
+    let mut p = Stdio::serve(test_server());
+    p.open(V::V2025_11_25.as_str(), json!({})).await;
     for method in [
         // not in 2025-11-25's table
         "server/discover",
@@ -1120,10 +1059,10 @@ async fn legacy_routing_follows_the_generated_method_table() {
         "tasks/get",
         "tasks/list",
     ] {
-        let (_, r) = p.request(1, method, json!({})).await;
+        let r = p.request(1, method, json!({})).await;
         assert_eq!(code(&r), -32601, "{method}: {r}");
     }
-    let (_, r) = p.request(2, "ping", json!({})).await;
+    let r = p.request(2, "ping", json!({})).await;
     assert_eq!(r["result"], json!({}));
     let caps = shape::server_capabilities(V::V2025_11_25, &test_server().neutral_capabilities())
         .expect("caps");
@@ -1134,7 +1073,7 @@ async fn legacy_routing_follows_the_generated_method_table() {
 /// is routed by its own `_meta`.
 #[tokio::test]
 async fn modern_routing_meta_discover_and_opaque_client_capabilities() {
-    let mut p = Peer::new(test_server());
+    let mut p = Stdio::serve(test_server());
     for method in [
         "initialize",
         "ping",
@@ -1142,10 +1081,10 @@ async fn modern_routing_meta_discover_and_opaque_client_capabilities() {
         "resources/subscribe",
         "tasks/get",
     ] {
-        let (_, r) = p.request(1, method, modern(json!({}))).await;
+        let r = p.request(1, method, modern(json!({}))).await;
         assert_eq!(code(&r), -32601, "{method}: {r}");
     }
-    let (_, r) = p.request(3, "server/discover", modern(json!({}))).await;
+    let r = p.request(3, "server/discover", modern(json!({}))).await;
     let d = &r["result"];
     assert_eq!(
         d["supportedVersions"],
@@ -1167,7 +1106,7 @@ async fn modern_routing_meta_discover_and_opaque_client_capabilities() {
         .as_object_mut()
         .expect("object")
         .extend(call.as_object().cloned().expect("object"));
-    let (before, r) = p.request(4, "tools/call", params).await;
+    let (before, r) = p.exchange(4, "tools/call", params).await;
     assert!(before.is_empty(), "{before:?}");
     let sent: Value =
         serde_json::from_str(r["result"]["content"][0]["text"].as_str().expect("text"))
@@ -1179,7 +1118,7 @@ async fn modern_routing_meta_discover_and_opaque_client_capabilities() {
         .as_object_mut()
         .expect("object")
         .extend(call.as_object().cloned().expect("object"));
-    let (before, _) = p.request(5, "tools/call", params).await;
+    let (before, _) = p.exchange(5, "tools/call", params).await;
     assert_eq!(before.len(), 1, "{before:?}");
     assert_eq!(before[0]["method"], "notifications/message");
 }
@@ -1187,10 +1126,13 @@ async fn modern_routing_meta_discover_and_opaque_client_capabilities() {
 /// `client-input-typed`: params are decoded with the revision's generated type.
 #[tokio::test]
 async fn params_are_checked_against_the_revision_types() {
-    let mut p = Peer::new(test_server());
-    p.initialize(V::V2024_11_05, json!({"roots": {"listChanged": true}}))
-        .await;
-    let (_, r) = p.request(1, "tools/call", json!({"arguments": {}})).await;
+    let mut p = Stdio::serve(test_server());
+    p.open(
+        V::V2024_11_05.as_str(),
+        json!({"roots": {"listChanged": true}}),
+    )
+    .await;
+    let r = p.request(1, "tools/call", json!({"arguments": {}})).await;
     assert_eq!(code(&r), -32602, "{r}");
     assert!(
         r["error"]["message"]
@@ -1201,13 +1143,16 @@ async fn params_are_checked_against_the_revision_types() {
     );
     // A later revision's request fields (`_meta.progressToken`) are accepted, and the
     // legacy client's capabilities reach the handler as sent.
-    let (_, r) = p
-        .request(
+    let (before, r) = p
+        .exchange(
             2,
             "tools/call",
             json!({"name": "caps", "_meta": {"progressToken": 7}}),
         )
         .await;
+    // The handler's log message comes first.
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["method"], "notifications/message", "{before:?}");
     let sent = r["result"]["content"][0]["text"].as_str().expect("text");
     assert_eq!(sent, r#"{"roots":{"listChanged":true}}"#);
 }
@@ -1217,13 +1162,13 @@ async fn params_are_checked_against_the_revision_types() {
 #[tokio::test]
 async fn subscriptions_listen_acknowledges_and_forwards_tagged_notifications() {
     let server = test_server();
-    let mut p = Peer::new(server.clone());
+    let mut p = Stdio::serve(server.clone());
     let mut params = modern(json!({}));
     params.as_object_mut().expect("object").insert(
         "notifications".into(),
         json!({"toolsListChanged": true, "promptsListChanged": true}),
     );
-    p.send(json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params}))
+    p.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params}))
         .await;
     let ack = p.recv().await;
     assert_eq!(
@@ -1243,18 +1188,33 @@ async fn subscriptions_listen_acknowledges_and_forwards_tagged_notifications() {
     let n = p.recv().await;
     assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
     assert_eq!(n["params"]["_meta"][SUBSCRIPTION_ID], tag, "{n}");
-    // Cancelling the listen request ends the stream without an answer.
-    p.send(
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
-    )
-    .await;
-    server.notify(ServerEvent::ToolsChanged);
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), p.rx.recv())
-            .await
-            .is_err(),
-        "nothing after cancellation"
+    // Cancelling the listen request ends the stream without an answer. A second listen
+    // request then hears the next change; the cancelled one must not (announcements reach
+    // both in order, and whatever a cancelled stream still wrote, or an answer to it,
+    // would arrive before the server closes its output).
+    p.send(&kit::cancel(7)).await;
+    let mut params = modern(json!({}));
+    params
+        .as_object_mut()
+        .expect("object")
+        .insert("notifications".into(), json!({"toolsListChanged": true}));
+    p.send(&kit::request(8, "subscriptions/listen", params))
+        .await;
+    let ack = p.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
     );
+    assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], 8, "{ack}");
+    server.notify(ServerEvent::ToolsChanged);
+    let n = p.recv().await;
+    assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+    assert_eq!(
+        n["params"]["_meta"][SUBSCRIPTION_ID], 8,
+        "nothing after cancellation: {n}"
+    );
+    p.send(&kit::cancel(8)).await;
+    p.finish().await;
 }
 
 fn asking_server() -> Server {
@@ -1282,35 +1242,35 @@ fn asking_server() -> Server {
 /// client did not declare the capability (-32021) or the revision lacks the method.
 #[tokio::test]
 async fn legacy_asks_are_server_to_client_requests() {
-    let mut p = Peer::new(asking_server());
-    p.initialize(V::V2025_06_18, json!({"elicitation": {}}))
+    let mut p = Stdio::serve(asking_server());
+    p.open(V::V2025_06_18.as_str(), json!({"elicitation": {}}))
         .await;
-    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}))
+    p.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}))
         .await;
     let ask = p.recv().await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert_eq!(ask["params"]["message"], "Your name?", "{ask}");
     assert!(ask["id"].is_string() || ask["id"].is_number(), "{ask}");
-    p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}))
+    p.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}))
         .await;
     let r = p.recv().await;
     assert_eq!(r["id"], 1, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "Ada", "{r}");
 
-    let mut p = Peer::new(asking_server());
-    p.initialize(V::V2025_06_18, json!({})).await;
+    let mut p = Stdio::serve(asking_server());
+    p.open(V::V2025_06_18.as_str(), json!({})).await;
     let (before, r) = p
-        .request(1, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .exchange(1, "tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
     assert!(before.is_empty(), "{before:?}");
     assert_eq!(code(&r), -32021, "{r}");
 
     // elicitation/create is not in 2025-03-26.
-    let mut p = Peer::new(asking_server());
-    p.initialize(V::V2025_03_26, json!({"elicitation": {}}))
+    let mut p = Stdio::serve(asking_server());
+    p.open(V::V2025_03_26.as_str(), json!({"elicitation": {}}))
         .await;
     let (before, r) = p
-        .request(1, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .exchange(1, "tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
     assert!(before.is_empty(), "{before:?}");
     assert!(r.get("error").is_some(), "{r}");
@@ -1321,12 +1281,12 @@ async fn legacy_asks_are_server_to_client_requests() {
 /// state is -32602.
 #[tokio::test]
 async fn modern_asks_are_input_required_round_trips() {
-    let mut p = Peer::new(asking_server());
+    let mut p = Stdio::serve(asking_server());
     let meta = json!({"_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
     }, "name": "ask", "arguments": {}});
-    let (_, r) = p.request(1, "tools/call", meta.clone()).await;
+    let r = p.request(1, "tools/call", meta.clone()).await;
     let first = &r["result"];
     assert_eq!(first["resultType"], "input_required", "{r}");
     let requests = first["inputRequests"].as_object().expect("inputRequests");
@@ -1345,13 +1305,13 @@ async fn modern_asks_are_input_required_round_trips() {
         "inputResponses".into(),
         json!({key.clone(): {"action": "accept", "content": {"name": "Ada"}}}),
     );
-    let (_, r) = p.request(2, "tools/call", retry.clone()).await;
+    let r = p.request(2, "tools/call", retry.clone()).await;
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "Ada", "{r}");
 
     let obj = retry.as_object_mut().expect("object");
     obj.insert("requestState".into(), json!(format!("{state}x")));
-    let (_, r) = p.request(3, "tools/call", retry).await;
+    let r = p.request(3, "tools/call", retry).await;
     assert_eq!(code(&r), -32602, "{r}");
 }
 
@@ -1383,13 +1343,13 @@ fn a_non_object_output_schema_does_not_break_the_tool_list() {
 /// request that opened the stream". Today it is a server-generated `sub-N`.
 #[tokio::test]
 async fn the_subscription_id_is_the_listen_request_id() {
-    let mut p = Peer::new(test_server());
+    let mut p = Stdio::serve(test_server());
     let mut params = modern(json!({}));
     params
         .as_object_mut()
         .expect("object")
         .insert("notifications".into(), json!({"toolsListChanged": true}));
-    p.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": params}))
+    p.send(&json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": params}))
         .await;
     let ack = p.recv().await;
     assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], "listen-1", "{ack}");

@@ -4,25 +4,26 @@
 //! hostile input (oversized, deeply nested, huge, invalid UTF-8, reused ids, forged
 //! session ids, disabled revisions, DNS rebinding), and what the runtime logs.
 
-#[path = "common/mod.rs"]
-mod common;
+mod kit;
 
+// The load example, an example too, includes the kit's frames.rs and patience.rs itself.
 #[path = "../examples/load.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
 mod load;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use kit::http::{serve, Http, ToBody};
+use kit::process::{sigterm, HttpServer};
+use kit::stdio::Stdio;
+use kit::{cancel, code, eventually, modern_meta};
 use mcp_runtime::model::{Implementation, ResourceContents, ResourceTemplate, Tool, ToolResult};
 use mcp_runtime::transport::http::HttpConfig;
 use mcp_runtime::{Limits, ProtocolVersion, Server, ServerEvent, VersionSet};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use tokio::io::{ReadHalf, WriteHalf};
 
 // ───────────────────────────── 1. load ─────────────────────────────
 
@@ -126,239 +127,18 @@ fn fault_server(limits: Limits, versions: VersionSet) -> (Server, Probe) {
     (server, probe)
 }
 
-fn code(m: &Value) -> i64 {
-    m["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error, got {m}"))
-}
-
-/// Polls `cond` for up to `limit`.
-async fn eventually(limit: Duration, cond: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    cond()
-}
-
-// ───────────────────────────── stdio peer ─────────────────────────────
-
-/// A client of `transport::stdio::serve` over an in-memory pipe.
-struct Peer {
-    writer: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-}
-
-impl Peer {
-    fn start(server: Server) -> Peer {
-        Peer::with_buffer(server, 1 << 16)
-    }
-
-    fn with_buffer(server: Server, buffer: usize) -> Peer {
-        let (client, server_end) = tokio::io::duplex(buffer);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        tokio::spawn(mcp_runtime::transport::stdio::serve(
-            server,
-            server_read,
-            server_write,
-        ));
-        let (read, writer) = tokio::io::split(client);
-        Peer {
-            writer,
-            lines: BufReader::new(read).lines(),
-        }
-    }
-
-    async fn raw(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).await.expect("write");
-        self.writer.write_all(b"\n").await.expect("write");
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.raw(message.to_string().as_bytes()).await;
-    }
-
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
-            .await
-            .expect("a message within 20 s")
-            .expect("read")
-            .expect("a line");
-        serde_json::from_str(&line).expect("the server writes JSON")
-    }
-
-    async fn silent_for(&mut self, ms: u64) -> bool {
-        tokio::time::timeout(Duration::from_millis(ms), self.lines.next_line())
-            .await
-            .is_err()
-    }
-
-    /// Sends a request and returns its answer (notifications before it are skipped; any
-    /// other answer is a failure).
-    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        self.answer(&id).await
-    }
-
-    async fn answer(&mut self, id: &Value) -> Value {
-        loop {
-            let m = self.recv().await;
-            if m.get("method").is_none() {
-                assert_eq!(m.get("id"), Some(id), "an answer to another request: {m}");
-                return m;
-            }
-        }
-    }
-
-    async fn initialize(&mut self, version: &str) {
-        let r = self.request(json!("init"), "initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).await;
-        assert_eq!(r["result"]["protocolVersion"], version);
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-    }
-}
-
-// ───────────────────────────── HTTP helpers ─────────────────────────────
-
-async fn start_http(server: Server, config: HttpConfig) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(mcp_runtime::transport::http::serve_listener(
-        server, listener, config,
-    ));
-    format!("http://{addr}")
-}
-
 fn rpc(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    kit::request(id, method, params)
 }
 
-fn modern_meta() -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
-}
-
-fn post_req(
-    base: &str,
-    headers: &[(&str, &str)],
-    body: impl Into<reqwest::Body>,
-) -> reqwest::RequestBuilder {
-    let mut req = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    req
-}
-
-/// Status and messages (JSON answer or SSE events) of a POST to `/mcp`.
+/// Status and messages of a POST to `/mcp`.
 async fn post(
-    base: &str,
+    http: &Http,
     headers: &[(&str, &str)],
-    body: impl Into<reqwest::Body>,
+    body: impl ToBody,
 ) -> (StatusCode, Vec<Value>) {
-    let resp = post_req(base, headers, body).send().await.expect("send");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    let messages = if text.starts_with('{') || text.starts_with('[') {
-        vec![serde_json::from_str(&text).expect("JSON")]
-    } else {
-        sse_data(&text)
-    };
-    (status, messages)
-}
-
-fn sse_data(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
-
-/// A legacy Streamable HTTP session, initialized.
-async fn session(base: &str, version: &str, capabilities: Value) -> String {
-    let resp = post_req(base, &[], rpc(0, "initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}})).to_string())
-        .send()
-        .await
-        .expect("initialize");
-    assert_eq!(resp.status(), StatusCode::OK);
-    let id = resp
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("session id")
-        .to_owned();
-    let (status, _) = post(
-        base,
-        &[("mcp-session-id", &id)],
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED);
-    id
-}
-
-/// Reads SSE events (id, data) from a streaming response.
-struct Events {
-    body: futures_util::stream::BoxStream<'static, reqwest::Result<axum::body::Bytes>>,
-    buffer: String,
-}
-
-impl Events {
-    fn new(resp: reqwest::Response) -> Events {
-        Events {
-            body: resp.bytes_stream().boxed(),
-            buffer: String::new(),
-        }
-    }
-
-    /// The next event's id (if any), kind and data; `None` when the stream ends.
-    async fn next(&mut self) -> Option<(Option<String>, String, Value)> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let mut id = None;
-                let mut kind = "message".to_owned();
-                let mut data = Value::Null;
-                for line in event.lines() {
-                    if let Some(v) = line.strip_prefix("id: ") {
-                        id = Some(v.to_owned());
-                    } else if let Some(v) = line.strip_prefix("event: ") {
-                        kind = v.to_owned();
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data = serde_json::from_str(v).unwrap_or(Value::String(v.to_owned()));
-                    }
-                }
-                return Some((id, kind, data));
-            }
-            let chunk = tokio::time::timeout(Duration::from_secs(20), self.body.next())
-                .await
-                .expect("an event within 20 s")?
-                .ok()?;
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    }
-}
-
-async fn get_stream(base: &str, session: &str, last_event_id: Option<&str>) -> reqwest::Response {
-    let mut req = reqwest::Client::new()
-        .get(format!("{base}/mcp"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", session);
-    if let Some(last) = last_event_id {
-        req = req.header("last-event-id", last);
-    }
-    let resp = req.send().await.expect("GET");
-    assert_eq!(resp.status(), StatusCode::OK);
-    resp
+    let r = http.post(headers, body).await;
+    (r.status, r.messages())
 }
 
 // ───────────────────────────── 2. faults ─────────────────────────────
@@ -369,11 +149,11 @@ async fn get_stream(base: &str, session: &str, last_event_id: Option<&str>) -> r
 #[tokio::test]
 async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let base = start_http(server.clone(), HttpConfig::default()).await;
-    let sid = session(&base, "2025-11-25", json!({})).await;
-    let mut events = Events::new(get_stream(&base, &sid, None).await);
+    let http = serve(server.clone(), HttpConfig::default()).await;
+    let sid = http.session("2025-11-25", json!({})).await;
+    let mut events = http.get_stream(&sid, None).await;
     let (_, subscribed) = post(
-        &base,
+        &http,
         &[("mcp-session-id", &sid)],
         rpc(1, "resources/subscribe", json!({"uri": "r://a"})).to_string(),
     )
@@ -386,7 +166,7 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     // Read the first three, then lose the connection.
     let mut last = String::new();
     for _ in 0..3 {
-        let (id, _, m) = events.next().await.expect("event");
+        let (id, m) = events.next_message().await;
         assert_eq!(m["method"], "notifications/resources/updated");
         last = id.expect("events carry ids");
     }
@@ -396,13 +176,15 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
         server.notify(ServerEvent::ResourceUpdated("r://a".into()));
         tokio::task::yield_now().await;
     }
-    server.notify(ServerEvent::PromptsChanged);
-    let mut resumed = Events::new(get_stream(&base, &sid, Some(&last)).await);
+    // The end marker: a list this server declares (it has no prompts, and a list it does
+    // not declare is never announced).
+    server.notify(ServerEvent::ResourcesChanged);
+    let mut resumed = http.get_stream(&sid, Some(&last)).await;
     let mut got = Vec::new();
     while got.last().map(|m: &Value| m["method"].clone())
-        != Some(json!("notifications/prompts/list_changed"))
+        != Some(json!("notifications/resources/list_changed"))
     {
-        let (_, _, m) = resumed.next().await.expect("replayed event");
+        let (_, m) = resumed.next_message().await;
         got.push(m);
     }
     let methods: Vec<&str> = got
@@ -412,7 +194,7 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     let mut expected = vec!["notifications/resources/updated"; 2];
     expected.push("notifications/tools/list_changed");
     expected.extend(vec!["notifications/resources/updated"; 20]);
-    expected.push("notifications/prompts/list_changed");
+    expected.push("notifications/resources/list_changed");
     assert_eq!(
         methods, expected,
         "every event after the last one seen, in order, once"
@@ -424,63 +206,43 @@ async fn a_cancelled_handler_is_dropped_and_never_answered() {
     // stdio (behaviour.rs `cancelled_requests_are_not_answered` covers a handler that
     // watches its cancellation; `hang` ignores it and must be dropped).
     let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server);
-    p.initialize("2025-06-18").await;
-    p.send(rpc(7, "tools/call", json!({"name": "hang"}))).await;
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .started
-            .load(Ordering::SeqCst)
-            == 1)
-        .await
-    );
-    p.send(
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
-    )
+    let mut p = Stdio::serve(server);
+    p.open("2025-06-18", json!({})).await;
+    p.send(&rpc(7, "tools/call", json!({"name": "hang"}))).await;
+    eventually("handlers started: 1", || {
+        probe.started.load(Ordering::SeqCst) == 1
+    })
     .await;
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 1)
-        .await,
-        "the cancelled handler was dropped"
-    );
-    assert!(p.silent_for(300).await, "no answer to a cancelled request");
-    assert_eq!(
-        p.request(json!(7), "ping", json!({})).await["result"],
-        json!({})
-    );
+    p.send(&cancel(7)).await;
+    eventually("the cancelled handler was dropped", || {
+        probe.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    // No answer to the cancelled request: the next message is the answer to a ping reusing
+    // its id, and nothing comes after it.
+    assert_eq!(p.request(7, "ping", json!({})).await["result"], json!({}));
+    p.finish().await;
 
     // A legacy HTTP session: the POST that carried the call ends with 202 and no answer.
     let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
-    let base = start_http(server, HttpConfig::default()).await;
-    let sid = session(&base, "2025-11-25", json!({})).await;
+    let http = serve(server, HttpConfig::default()).await;
+    let sid = http.session("2025-11-25", json!({})).await;
     let call = {
-        let (base, sid) = (base.clone(), sid.clone());
+        let (http, sid) = (http.clone(), sid.clone());
         tokio::spawn(async move {
             post(
-                &base,
+                &http,
                 &[("mcp-session-id", &sid)],
-                rpc(8, "tools/call", json!({"name": "hang"})).to_string(),
+                rpc(8, "tools/call", json!({"name": "hang"})),
             )
             .await
         })
     };
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .started
-            .load(Ordering::SeqCst)
-            == 1)
-        .await
-    );
-    let (status, _) = post(
-        &base,
-        &[("mcp-session-id", &sid)],
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}})
-            .to_string(),
-    )
+    eventually("handlers started: 1", || {
+        probe.started.load(Ordering::SeqCst) == 1
+    })
     .await;
+    let (status, _) = post(&http, &[("mcp-session-id", &sid)], cancel(8)).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     let (status, messages) = call.await.expect("call");
     assert_eq!(
@@ -493,29 +255,26 @@ async fn a_cancelled_handler_is_dropped_and_never_answered() {
     // Stateless 2026-07-28: a client that goes away cancels its request, even before
     // the first byte of the answer.
     let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
-    let base = start_http(server, HttpConfig::default()).await;
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta()}});
-    let gone = post_req(
-        &base,
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "hang"),
-        ],
-        body.to_string(),
-    )
-    .timeout(Duration::from_millis(300))
-    .send()
-    .await;
+    let http = serve(server, HttpConfig::default()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta(json!({}))}});
+    let gone = http
+        .post_request(
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "hang"),
+            ],
+            body.to_string(),
+        )
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
     assert!(gone.is_err(), "the client gave up");
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 1)
-        .await,
-        "the handler of a vanished stateless client was dropped"
-    );
+    eventually(
+        "the handler of a vanished stateless client was dropped",
+        || probe.dropped.load(Ordering::SeqCst) == 1,
+    )
+    .await;
 }
 
 /// Panics: behaviour.rs `a_panicking_handler_is_answered_and_the_server_keeps_serving`
@@ -525,8 +284,8 @@ async fn hung_and_panicking_handlers_are_answered_and_the_server_keeps_serving()
     let mut limits = Limits::default();
     limits.request_timeout = Duration::from_millis(200);
     let (server, probe) = fault_server(limits.clone(), VersionSet::ALL);
-    let mut p = Peer::start(server);
-    p.initialize("2025-11-25").await;
+    let mut p = Stdio::serve(server);
+    p.open("2025-11-25", json!({})).await;
     let start = Instant::now();
     let r = p
         .request(json!(1), "tools/call", json!({"name": "hang"}))
@@ -540,14 +299,10 @@ async fn hung_and_panicking_handlers_are_answered_and_the_server_keeps_serving()
         "{r}"
     );
     assert!(start.elapsed() >= Duration::from_millis(200));
-    assert!(
-        eventually(Duration::from_secs(2), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 1)
-        .await,
-        "the hung handler was dropped"
-    );
+    eventually("the hung handler was dropped", || {
+        probe.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
     assert!(p
         .request(
             json!(2),
@@ -558,44 +313,38 @@ async fn hung_and_panicking_handlers_are_answered_and_the_server_keeps_serving()
         .is_object());
 
     let (server, probe) = fault_server(limits, VersionSet::ALL);
-    let base = start_http(server, HttpConfig::default()).await;
-    let sid = session(&base, "2025-06-18", json!({})).await;
+    let http = serve(server, HttpConfig::default()).await;
+    let sid = http.session("2025-06-18", json!({})).await;
     let h = [("mcp-session-id", sid.as_str())];
     let (_, m) = post(
-        &base,
+        &http,
         &h,
         rpc(1, "tools/call", json!({"name": "hang"})).to_string(),
     )
     .await;
     assert_eq!(code(&m[0]), -32603);
     let (_, m) = post(
-        &base,
+        &http,
         &h,
         rpc(2, "tools/call", json!({"name": "panics"})).to_string(),
     )
     .await;
     assert_eq!(code(&m[0]), -32603);
-    let modern = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "hang"),
-    ];
-    let (status, m) = post(&base, &modern, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta()}}).to_string()).await;
-    assert_eq!((status, code(&m[0])), (StatusCode::OK, -32603));
+    let r = http
+        .post_modern(3, "tools/call", json!({"name": "hang"}))
+        .await;
+    assert_eq!((r.status, code(&r.messages()[0])), (StatusCode::OK, -32603));
     let (_, m) = post(
-        &base,
+        &http,
         &h,
         rpc(4, "tools/call", json!({"name": "echo"})).to_string(),
     )
     .await;
     assert!(m[0]["result"].is_object(), "{m:?}");
-    assert!(
-        eventually(Duration::from_secs(2), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 2)
-        .await
-    );
+    eventually("handlers dropped: 2", || {
+        probe.dropped.load(Ordering::SeqCst) == 2
+    })
+    .await;
 }
 
 /// A session whose GET stream is never read: its events are kept up to
@@ -608,15 +357,15 @@ async fn a_stalled_get_stream_is_bounded_and_blocks_no_one() {
     let mut config = HttpConfig::default();
     config.max_stored_events = CAP;
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let base = start_http(server.clone(), config).await;
-    let stalled = session(&base, "2025-11-25", json!({})).await;
-    let reader = session(&base, "2025-06-18", json!({})).await;
+    let http = serve(server.clone(), config).await;
+    let stalled = http.session("2025-11-25", json!({})).await;
+    let reader = http.session("2025-06-18", json!({})).await;
     // The stalled client opens its stream and never reads it.
-    let never_read = get_stream(&base, &stalled, None).await;
-    let mut events = Events::new(get_stream(&base, &reader, None).await);
+    let never_read = http.get_stream(&stalled, None).await;
+    let mut events = http.get_stream(&reader, None).await;
     for sid in [&stalled, &reader] {
         let (_, m) = post(
-            &base,
+            &http,
             &[("mcp-session-id", sid)],
             rpc(1, "resources/subscribe", json!({"uri": "r://big"})).to_string(),
         )
@@ -636,20 +385,22 @@ async fn a_stalled_get_stream_is_bounded_and_blocks_no_one() {
     // The reading session hears every event, the last one included.
     let mut heard = 0;
     loop {
-        let (_, _, m) = events.next().await.expect("event");
+        let (_, m) = events.next_message().await;
         if m["method"] == "notifications/tools/list_changed" {
             break;
         }
+        assert_eq!(m["method"], "notifications/resources/updated", "{m}");
+        assert_eq!(m["params"]["uri"], "r://big", "{m}");
         heard += 1;
     }
     assert_eq!(heard, EVENTS);
     let elapsed = started.elapsed();
     // The stalled session's store holds at most CAP events: a replay from its first
     // event id returns the newest CAP, ending with the last one.
-    let mut replay = Events::new(get_stream(&base, &stalled, Some("0-0")).await);
+    let mut replay = http.get_stream(&stalled, Some("0-0")).await;
     let mut ids = Vec::new();
     loop {
-        let (id, _, m) = replay.next().await.expect("replayed");
+        let (id, m) = replay.next_message().await;
         ids.push(id.expect("id"));
         if m["method"] == "notifications/tools/list_changed" {
             break;
@@ -672,40 +423,35 @@ async fn a_stalled_post_stream_is_bounded_and_keeps_its_answer() {
     let mut config = HttpConfig::default();
     config.max_stored_events = CAP;
     let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
-    let base = start_http(server, config).await;
-    let sid = session(&base, "2025-11-25", json!({})).await;
-    let resp = post_req(
-        &base,
-        &[("mcp-session-id", &sid)],
-        rpc(
-            5,
-            "tools/call",
-            json!({"name": "flood", "arguments": {"count": 20_000, "size": 1000}}),
+    let http = serve(server, config).await;
+    let sid = http.session("2025-11-25", json!({})).await;
+    let mut events = http
+        .post_stream(
+            &[("mcp-session-id", &sid)],
+            rpc(
+                5,
+                "tools/call",
+                json!({"name": "flood", "arguments": {"count": 20_000, "size": 1000}}),
+            ),
         )
-        .to_string(),
-    )
-    .send()
-    .await
-    .expect("POST");
+        .await;
     // Read the first event only, to learn the stream's id.
-    let mut events = Events::new(resp);
-    let (first, _, _) = events.next().await.expect("first event");
+    let (first, _) = events.next_message().await;
     let first = first.expect("id");
     // 20 MB of notifications: far beyond what sockets buffer, yet the handler finishes.
-    assert!(
-        eventually(Duration::from_secs(60), || probe
-            .flood_done
-            .load(Ordering::SeqCst))
-        .await,
-        "the handler was held up by a client that does not read ({} sent)",
-        probe.flooded.load(Ordering::SeqCst)
-    );
+    kit::eventually_or(
+        || probe.flood_done.load(Ordering::SeqCst),
+        || {
+            format!(
+                "the handler was held up by a client that does not read ({} sent)",
+                probe.flooded.load(Ordering::SeqCst)
+            )
+        },
+    )
+    .await;
     drop(events);
-    let mut replay = Events::new(get_stream(&base, &sid, Some(&first)).await);
-    let mut got = Vec::new();
-    while let Some((_, _, m)) = replay.next().await {
-        got.push(m);
-    }
+    let mut replay = http.get_stream(&sid, Some(&first)).await;
+    let got = replay.rest().await;
     assert_eq!(got.len(), CAP, "at most {CAP} events stored");
     assert_eq!(got.last().expect("answer")["id"], 5, "the answer is kept");
     assert_eq!(got[CAP - 2]["params"]["data"]["i"], 19_999);
@@ -721,32 +467,14 @@ async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
     let mut limits = Limits::default();
     limits.outbound_queue = 16;
     let (server, probe) = fault_server(limits, VersionSet::ALL);
-    let base = start_http(server.clone(), HttpConfig::default()).await;
-    let resp = reqwest::Client::new()
-        .get(format!("{base}/sse"))
-        .send()
-        .await
-        .expect("GET /sse");
-    let mut events = Events::new(resp);
-    let (_, kind, endpoint) = events.next().await.expect("endpoint");
-    assert_eq!(kind, "endpoint");
-    let endpoint = format!("{base}{}", endpoint.as_str().expect("path"));
+    let http = serve(server.clone(), HttpConfig::default()).await;
+    let mut sse = http.sse().await;
+    let poster = sse.poster();
     let send = |body: Value| {
-        let endpoint = endpoint.clone();
-        async move {
-            reqwest::Client::new()
-                .post(endpoint)
-                .header("content-type", "application/json")
-                .body(body.to_string())
-                .send()
-                .await
-                .expect("POST")
-                .status()
-        }
+        let poster = poster.clone();
+        async move { poster.post(body).await }
     };
-    assert_eq!(send(rpc(0, "initialize", json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))).await, StatusCode::ACCEPTED);
-    assert_eq!(events.next().await.expect("answer").2["id"], 0);
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    sse.initialize("2024-11-05", json!({})).await;
     // 40 MB of log messages while the client stops reading.
     assert_eq!(
         send(rpc(
@@ -784,9 +512,9 @@ async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
         "the POST waits while the stream is full"
     );
     // Others are not held up: a Streamable HTTP session and announcements.
-    let other = session(&base, "2025-06-18", json!({})).await;
+    let other = http.session("2025-06-18", json!({})).await;
     let (_, m) = post(
-        &base,
+        &http,
         &[("mcp-session-id", &other)],
         rpc(1, "tools/call", json!({"name": "echo"})).to_string(),
     )
@@ -799,12 +527,17 @@ async fn a_stalled_sse_connection_waits_without_growing_or_blocking_others() {
     let mut next_i = 0;
     let mut answers = Vec::new();
     while answers.len() < 2 {
-        let (_, _, m) = events.next().await.expect("event");
-        if m["method"] == "notifications/message" {
-            assert_eq!(m["params"]["data"]["i"], next_i, "in order, none lost");
-            next_i += 1;
-        } else if m.get("id").is_some() {
-            answers.push(m["id"].clone());
+        let m = sse.recv().await;
+        match m["method"].as_str() {
+            Some("notifications/message") => {
+                assert_eq!(m["params"]["data"]["i"], next_i, "in order, none lost");
+                next_i += 1;
+            }
+            // The announcements above (or, for those this slow reader missed, the
+            // resynchronisation that replaces them).
+            Some("notifications/tools/list_changed" | "notifications/resources/list_changed") => {}
+            None if m.get("id").is_some() => answers.push(m["id"].clone()),
+            _ => panic!("unexpected on the stream: {m}"),
         }
     }
     assert_eq!(next_i, TOTAL);
@@ -821,18 +554,14 @@ async fn a_stdio_client_that_does_not_read_is_not_read_either() {
     let mut limits = Limits::default();
     limits.outbound_queue = 16;
     let (server, _) = fault_server(limits, VersionSet::ALL);
-    let mut p = Peer::with_buffer(server, 16 * 1024);
-    p.initialize("2025-06-18").await;
-    let Peer {
-        mut writer,
-        mut lines,
-    } = p;
+    let mut p = Stdio::serve_with_buffer(server, 16 * 1024);
+    p.open("2025-06-18", json!({})).await;
+    let (mut writer, mut reader) = p.split();
     let written = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&written);
     let writing = tokio::spawn(async move {
         for i in 0..TOTAL {
-            let line = format!("{}\n", rpc(i as i64, "ping", json!({})));
-            writer.write_all(line.as_bytes()).await.expect("write");
+            writer.send(&rpc(i as i64, "ping", json!({}))).await;
             counter.fetch_add(1, Ordering::SeqCst);
         }
         writer
@@ -856,12 +585,7 @@ async fn a_stdio_client_that_does_not_read_is_not_read_either() {
     );
     let mut answered = 0;
     while answered < TOTAL {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("answers keep coming")
-            .expect("read")
-            .expect("line");
-        let m: Value = serde_json::from_str(&line).expect("JSON");
+        let m = reader.recv().await;
         assert_eq!(m["id"], answered as i64, "in order, once each");
         answered += 1;
     }
@@ -874,18 +598,15 @@ async fn requests_beyond_max_in_flight_are_refused() {
     let mut limits = Limits::default();
     limits.max_in_flight = 8;
     let (server, probe) = fault_server(limits, VersionSet::ALL);
-    let mut p = Peer::start(server);
-    p.initialize("2025-06-18").await;
+    let mut p = Stdio::serve(server);
+    p.open("2025-06-18", json!({})).await;
     for i in 0..8 {
-        p.send(rpc(i, "tools/call", json!({"name": "hang"}))).await;
+        p.send(&rpc(i, "tools/call", json!({"name": "hang"}))).await;
     }
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .started
-            .load(Ordering::SeqCst)
-            == 8)
-        .await
-    );
+    eventually("handlers started: 8", || {
+        probe.started.load(Ordering::SeqCst) == 8
+    })
+    .await;
     let r = p
         .request(json!(100), "tools/call", json!({"name": "hang"}))
         .await;
@@ -903,16 +624,13 @@ async fn requests_beyond_max_in_flight_are_refused() {
         "the refused request did not run"
     );
     p.send(
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 0}}),
     )
     .await;
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 1)
-        .await
-    );
+    eventually("handlers dropped: 1", || {
+        probe.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
     assert_eq!(
         p.request(json!(101), "ping", json!({})).await["result"],
         json!({})
@@ -924,8 +642,8 @@ async fn requests_beyond_max_in_flight_are_refused() {
 #[tokio::test]
 async fn bursts_of_changes_are_never_lost_for_a_subscriber() {
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server.clone());
-    p.initialize("2025-06-18").await;
+    let mut p = Stdio::serve(server.clone());
+    p.open("2025-06-18", json!({})).await;
     let r = p
         .request(json!(1), "resources/subscribe", json!({"uri": "r://mine"}))
         .await;
@@ -935,128 +653,76 @@ async fn bursts_of_changes_are_never_lost_for_a_subscriber() {
     for i in 0..1000 {
         server.notify(ServerEvent::ResourceUpdated(format!("r://other/{i}")));
     }
-    let mut heard = false;
-    while let Ok(Ok(Some(line))) =
-        tokio::time::timeout(Duration::from_millis(300), p.lines.next_line()).await
-    {
-        let m: Value = serde_json::from_str(&line).expect("JSON");
-        if m["method"] == "notifications/resources/updated" {
-            assert_eq!(m["params"]["uri"], "r://mine", "only subscribed resources");
-            heard = true;
+    // The update of the subscribed resource is not lost: it arrives, after nothing but the
+    // resynchronisation that replaces missed announcements (the lists may have changed).
+    loop {
+        let m = p.recv().await;
+        match m["method"].as_str() {
+            Some("notifications/resources/updated") => {
+                assert_eq!(m["params"]["uri"], "r://mine", "only subscribed resources");
+                break;
+            }
+            Some("notifications/tools/list_changed" | "notifications/resources/list_changed") => {}
+            _ => panic!("only subscribed resources and a resynchronisation: {m}"),
         }
     }
-    assert!(heard, "the update of the subscribed resource was not lost");
+    // Announcements reach a session in order: a further update of the subscribed resource
+    // is what arrives next, so no update of another resource was forwarded.
+    server.notify(ServerEvent::ResourceUpdated("r://mine".into()));
+    let m = p.recv().await;
+    assert_eq!(
+        (m["method"].as_str(), m["params"]["uri"].as_str()),
+        (Some("notifications/resources/updated"), Some("r://mine")),
+        "only subscribed resources: {m}"
+    );
+    p.finish().await;
 }
 
 // ───────────────────────────── graceful shutdown ─────────────────────────────
-
-/// The example server, as `cargo test` builds it.
-fn example() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    let path = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target dir")
-        .join("examples")
-        .join("conformance_server");
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo build -p mcp-runtime --example conformance_server`",
-        path.display()
-    );
-    path
-}
-
-fn sigterm(child: &std::process::Child) {
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-}
-
-/// Waits for the child to exit, at most `limit`.
-fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    None
-}
 
 /// The example's grace period (`Limits::shutdown_grace`, default).
 const GRACE: Duration = Duration::from_secs(5);
 
 /// SIGTERM over stdio: input is no longer read; a call in progress finishes and is
 /// answered; one still waiting at the end of the grace period is cancelled; exit 0.
-#[test]
-fn sigterm_over_stdio_finishes_or_cancels_work_and_exits_0() {
-    use std::io::{BufRead, Write};
-    let mut child = std::process::Command::new(example())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let stdout = child.stdout.take().expect("stdout");
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(serde_json::from_str(&line).expect("JSON")).is_err() {
-                break;
-            }
-        }
-    });
-    let mut write = |m: Value| writeln!(stdin, "{m}").expect("write");
-    write(rpc(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}, "clientInfo": {"name": "t", "version": "1"}}),
-    ));
-    assert_eq!(
-        rx.recv_timeout(Duration::from_secs(20)).expect("answer")["id"],
-        1
-    );
-    write(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+#[tokio::test]
+async fn sigterm_over_stdio_finishes_or_cancels_work_and_exits_0() {
+    let mut p = Stdio::spawn_example("conformance_server");
+    p.open("2025-06-18", json!({"sampling": {}})).await;
     // A call that asks the client's model (and is never answered), then one that takes
     // ~100 ms.
-    write(rpc(
+    p.send(&rpc(
         2,
         "tools/call",
         json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}),
-    ));
-    let ask = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the server asks");
-    assert_eq!(ask["method"], "sampling/createMessage");
-    write(rpc(
+    ))
+    .await;
+    let ask = p.recv().await;
+    assert_eq!(
+        ask["method"], "sampling/createMessage",
+        "the server asks: {ask}"
+    );
+    p.send(&rpc(
         3,
         "tools/call",
         json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}),
-    ));
-    assert_eq!(
-        rx.recv_timeout(Duration::from_secs(20)).expect("progress")["method"],
-        "notifications/progress"
-    );
+    ))
+    .await;
+    let progress = p.recv().await;
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
     let start = Instant::now();
-    sigterm(&child);
-    std::thread::sleep(Duration::from_millis(200));
-    write(rpc(4, "ping", json!({})));
-    let status = wait_exit(&mut child, GRACE + Duration::from_secs(5)).expect("exits");
+    sigterm(p.pid().expect("a child process"));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    p.send(&rpc(4, "ping", json!({}))).await;
+    // Its input still open, the server ends by itself: everything it wrote until it
+    // closed its output, then a successful exit.
+    let after = p.until_closed().await;
     let elapsed = start.elapsed();
-    let after: Vec<Value> = rx.try_iter().collect();
     let answered: Vec<&Value> = after
         .iter()
         .filter(|m| m.get("method").is_none())
         .map(|m| &m["id"])
         .collect();
-    assert!(status.success(), "exit status {status}");
     assert_eq!(
         answered,
         vec![&json!(3)],
@@ -1072,61 +738,46 @@ fn sigterm_over_stdio_finishes_or_cancels_work_and_exits_0() {
 /// still waiting at the end of the grace period is cancelled, open streams end; exit 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(example())
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("listening line");
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .and_then(|u| u.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("unexpected: {line}"))
-        .to_owned();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let sid = session(&base, "2025-06-18", json!({"sampling": {}})).await;
-    let mut get = Events::new(get_stream(&base, &sid, None).await);
+    let mut server = HttpServer::start_example("conformance_server");
+    let http = Http::new(&server.url(""));
+    let sid = http.session("2025-06-18", json!({"sampling": {}})).await;
+    let mut get = http.get_stream(&sid, None).await;
     let h = [("mcp-session-id", sid.as_str())];
-    let open = |id: i64, params: Value| {
-        let resp = post_req(&base, &h, rpc(id, "tools/call", params).to_string()).send();
-        async move { Events::new(resp.await.expect("POST")) }
-    };
-    let mut asking = open(
-        2,
-        json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}),
-    )
-    .await;
-    assert_eq!(
-        asking.next().await.expect("ask").2["method"],
-        "sampling/createMessage"
-    );
-    let mut short = open(
-        3,
-        json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}),
-    )
-    .await;
-    assert_eq!(
-        short.next().await.expect("progress").2["method"],
-        "notifications/progress"
-    );
+    let mut asking = http
+        .post_stream(
+            &h,
+            rpc(
+                2,
+                "tools/call",
+                json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}),
+            ),
+        )
+        .await;
+    let (_, ask) = asking.next_message().await;
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    let mut short = http
+        .post_stream(
+            &h,
+            rpc(
+                3,
+                "tools/call",
+                json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}),
+            ),
+        )
+        .await;
+    let (_, progress) = short.next_message().await;
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
     let start = Instant::now();
-    sigterm(&child);
+    sigterm(server.pid());
     // The short call completes with its answer.
-    let mut last = Value::Null;
-    while let Some((_, _, m)) = short.next().await {
-        last = m;
-    }
-    assert_eq!(last["id"], 3, "answered during the grace period");
-    // No new connections (or, on one still open, no new sessions).
+    let rest = short.rest().await;
+    let last = rest.last().cloned().unwrap_or(Value::Null);
+    assert_eq!(last["id"], 3, "answered during the grace period: {rest:?}");
+    // No new connections (or, on one still open, no new sessions): a fresh client.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let fresh = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
+    let fresh = Http::new(http.base())
+        .client()
+        .post(http.url("/mcp"))
         .header("content-type", "application/json")
         .body(rpc(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).to_string())
         .send()
@@ -1138,21 +789,17 @@ async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
         "{fresh:?}"
     );
     // The asking call ends without an answer at the end of the grace period; the GET
-    // stream ends too.
-    let mut tail = Vec::new();
-    while let Some((_, _, m)) = asking.next().await {
-        tail.push(m);
-    }
+    // stream ends too, having carried nothing.
+    let tail = asking.rest().await;
     assert!(
         tail.iter().all(|m| m.get("method").is_some()),
         "no answer: {tail:?}"
     );
-    while get.next().await.is_some() {}
-    let status =
-        tokio::task::spawn_blocking(move || wait_exit(&mut child, GRACE + Duration::from_secs(5)))
-            .await
-            .expect("wait")
-            .expect("exits");
+    let on_get = get.rest().await;
+    assert!(on_get.is_empty(), "the GET stream carried {on_get:?}");
+    let status = tokio::task::spawn_blocking(move || server.wait_exit())
+        .await
+        .expect("wait");
     let elapsed = start.elapsed();
     assert!(status.success(), "exit status {status}");
     assert!(
@@ -1169,13 +816,14 @@ async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
 // on `/messages`.
 #[tokio::test]
 async fn an_oversized_body_to_messages_is_413() {
-    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let http = serve(kit::conformance_server(), HttpConfig::default()).await;
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
         "a".repeat(5 << 20)
     );
-    let r = reqwest::Client::new()
-        .post(format!("{base}/messages?sessionId=whatever"))
+    let r = http
+        .client()
+        .post(http.url("/messages?sessionId=whatever"))
         .header("content-type", "application/json")
         .body(huge)
         .send()
@@ -1195,10 +843,10 @@ async fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
         ),
     ];
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server.clone());
-    p.initialize("2025-03-26").await;
+    let mut p = Stdio::serve(server.clone());
+    p.open("2025-03-26", json!({})).await;
     for bad in &deep {
-        p.raw(bad.as_bytes()).await;
+        p.send_raw(bad).await;
         let r = p.recv().await;
         assert_eq!((code(&r), r["id"].clone()), (-32700, Value::Null), "{r}");
     }
@@ -1214,21 +862,21 @@ async fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
         .await;
     assert!(r["result"].is_object(), "{r}");
 
-    let base = start_http(server, HttpConfig::default()).await;
+    let http = serve(server, HttpConfig::default()).await;
     for bad in &deep {
-        let (status, m) = post(&base, &[], bad.clone()).await;
+        let (status, m) = post(&http, &[], bad.clone()).await;
         assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
         let (status, m) = post(
-            &base,
+            &http,
             &[("mcp-protocol-version", "2026-07-28")],
             bad.clone(),
         )
         .await;
         assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
     }
-    let sid = session(&base, "2025-03-26", json!({})).await;
+    let sid = http.session("2025-03-26", json!({})).await;
     for bad in &deep {
-        let (status, m) = post(&base, &[("mcp-session-id", &sid)], bad.clone()).await;
+        let (status, m) = post(&http, &[("mcp-session-id", &sid)], bad.clone()).await;
         assert_eq!((status, code(&m[0])), (StatusCode::OK, -32700));
     }
 }
@@ -1236,8 +884,8 @@ async fn deeply_nested_json_is_a_parse_error_not_a_stack_overflow() {
 #[tokio::test]
 async fn huge_arrays_within_the_size_limit_are_served_in_bounded_time() {
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server.clone());
-    p.initialize("2025-03-26").await;
+    let mut p = Stdio::serve(server.clone());
+    p.open("2025-03-26", json!({})).await;
     // A 2 MB argument: one million numbers.
     let items = format!("[{}0]", "0,".repeat(999_999));
     let call = format!(
@@ -1245,7 +893,7 @@ async fn huge_arrays_within_the_size_limit_are_served_in_bounded_time() {
     );
     assert!(call.len() < Limits::default().max_message_bytes);
     let start = Instant::now();
-    p.raw(call.as_bytes()).await;
+    p.send_raw(&call).await;
     let r = p.answer(&json!(1)).await;
     assert!(r["result"]["content"][0]["text"]
         .as_str()
@@ -1255,7 +903,7 @@ async fn huge_arrays_within_the_size_limit_are_served_in_bounded_time() {
     let batch: Vec<Value> = (0..50_000).map(|i| rpc(i, "ping", json!({}))).collect();
     let batch = serde_json::to_string(&batch).expect("encode");
     assert!(batch.len() < Limits::default().max_message_bytes);
-    p.raw(batch.as_bytes()).await;
+    p.send_raw(&batch).await;
     let answers = p.recv().await;
     let answers = answers.as_array().expect("one array");
     let mut ids: Vec<i64> = answers
@@ -1276,9 +924,9 @@ async fn huge_arrays_within_the_size_limit_are_served_in_bounded_time() {
         json!({})
     );
     // The same argument over HTTP.
-    let base = start_http(server, HttpConfig::default()).await;
-    let sid = session(&base, "2025-06-18", json!({})).await;
-    let (status, m) = post(&base, &[("mcp-session-id", &sid)], call).await;
+    let http = serve(server, HttpConfig::default()).await;
+    let sid = http.session("2025-06-18", json!({})).await;
+    let (status, m) = post(&http, &[("mcp-session-id", &sid)], call).await;
     assert_eq!(status, StatusCode::OK);
     assert!(m[0]["result"].is_object());
 }
@@ -1291,10 +939,10 @@ async fn invalid_utf8_is_a_parse_error() {
         br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\ud800"}}"#,
     ];
     let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server.clone());
-    p.initialize("2025-06-18").await;
+    let mut p = Stdio::serve(server.clone());
+    p.open("2025-06-18", json!({})).await;
     for b in bad {
-        p.raw(b).await;
+        p.send_raw(b).await;
         let r = p.recv().await;
         assert_eq!((code(&r), r["id"].clone()), (-32700, Value::Null), "{r}");
     }
@@ -1302,12 +950,12 @@ async fn invalid_utf8_is_a_parse_error() {
         p.request(json!(2), "ping", json!({})).await["result"],
         json!({})
     );
-    let base = start_http(server, HttpConfig::default()).await;
-    let sid = session(&base, "2025-06-18", json!({})).await;
+    let http = serve(server, HttpConfig::default()).await;
+    let sid = http.session("2025-06-18", json!({})).await;
     for b in bad {
-        let (status, m) = post(&base, &[], b.to_vec()).await;
+        let (status, m) = post(&http, &[], b.to_vec()).await;
         assert_eq!((status, code(&m[0])), (StatusCode::BAD_REQUEST, -32700));
-        let (status, m) = post(&base, &[("mcp-session-id", &sid)], b.to_vec()).await;
+        let (status, m) = post(&http, &[("mcp-session-id", &sid)], b.to_vec()).await;
         assert_eq!((status, code(&m[0])), (StatusCode::OK, -32700));
     }
 }
@@ -1317,16 +965,13 @@ async fn invalid_utf8_is_a_parse_error() {
 #[tokio::test]
 async fn an_id_reused_while_in_flight_is_refused() {
     let (server, probe) = fault_server(Limits::default(), VersionSet::ALL);
-    let mut p = Peer::start(server.clone());
-    p.initialize("2025-06-18").await;
-    p.send(rpc(7, "tools/call", json!({"name": "hang"}))).await;
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .started
-            .load(Ordering::SeqCst)
-            == 1)
-        .await
-    );
+    let mut p = Stdio::serve(server.clone());
+    p.open("2025-06-18", json!({})).await;
+    p.send(&rpc(7, "tools/call", json!({"name": "hang"}))).await;
+    eventually("handlers started: 1", || {
+        probe.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     let r = p.request(json!(7), "ping", json!({})).await;
     assert_eq!((code(&r), r["id"].clone()), (-32600, json!(7)));
     assert!(r["error"]["message"]
@@ -1339,54 +984,43 @@ async fn an_id_reused_while_in_flight_is_refused() {
         "the first request still runs"
     );
     p.send(
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
     )
     .await;
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .dropped
-            .load(Ordering::SeqCst)
-            == 1)
-        .await
-    );
+    eventually("handlers dropped: 1", || {
+        probe.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
     assert_eq!(
         p.request(json!(7), "ping", json!({})).await["result"],
         json!({})
     );
     // Same over an HTTP session.
-    let base = start_http(server, HttpConfig::default()).await;
-    let sid = session(&base, "2025-06-18", json!({})).await;
+    let http = serve(server, HttpConfig::default()).await;
+    let sid = http.session("2025-06-18", json!({})).await;
     let pending = {
-        let (base, sid) = (base.clone(), sid.clone());
+        let (http, sid) = (http.clone(), sid.clone());
         tokio::spawn(async move {
             post(
-                &base,
+                &http,
                 &[("mcp-session-id", &sid)],
                 rpc(7, "tools/call", json!({"name": "hang"})).to_string(),
             )
             .await
         })
     };
-    assert!(
-        eventually(Duration::from_secs(5), || probe
-            .started
-            .load(Ordering::SeqCst)
-            == 2)
-        .await
-    );
+    eventually("handlers started: 2", || {
+        probe.started.load(Ordering::SeqCst) == 2
+    })
+    .await;
     let (_, m) = post(
-        &base,
+        &http,
         &[("mcp-session-id", &sid)],
         rpc(7, "ping", json!({})).to_string(),
     )
     .await;
     assert_eq!((code(&m[0]), m[0]["id"].clone()), (-32600, json!(7)));
-    reqwest::Client::new()
-        .delete(format!("{base}/mcp"))
-        .header("mcp-session-id", &sid)
-        .send()
-        .await
-        .expect("DELETE");
+    assert_eq!(http.delete(&sid).await, StatusCode::OK);
     let (status, _) = pending
         .await
         .expect("the pending POST ends with its session");
@@ -1400,22 +1034,11 @@ async fn an_id_reused_while_in_flight_is_refused() {
 /// Unknown, random or other-transport session ids: 404 everywhere.
 #[tokio::test]
 async fn forged_and_random_session_ids_are_404() {
-    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
-    let real = session(&base, "2025-11-25", json!({})).await;
+    let http = serve(kit::conformance_server(), HttpConfig::default()).await;
+    let real = http.session("2025-11-25", json!({})).await;
     // An HTTP+SSE session's id.
-    let resp = reqwest::Client::new()
-        .get(format!("{base}/sse"))
-        .send()
-        .await
-        .expect("GET /sse");
-    let mut sse = Events::new(resp);
-    let (_, _, endpoint) = sse.next().await.expect("endpoint");
-    let sse_id = endpoint
-        .as_str()
-        .and_then(|e| e.split_once("sessionId="))
-        .expect("id")
-        .1
-        .to_owned();
+    let mut sse = http.sse().await;
+    let sse_id = sse.session.clone();
     let random = |salt: u64| {
         use std::hash::{BuildHasher, Hasher};
         let state = std::collections::hash_map::RandomState::new();
@@ -1440,22 +1063,20 @@ async fn forged_and_random_session_ids_are_404() {
         if id.is_empty() {
             continue;
         }
-        let r = post_req(&base, &[("mcp-session-id", id)], ping.clone())
-            .send()
-            .await
-            .expect("POST");
-        assert_eq!(r.status(), StatusCode::NOT_FOUND, "POST {id:.40}");
-        let body: Value = serde_json::from_str(&r.text().await.expect("body")).expect("JSON");
-        assert_eq!(body["error"]["code"], -32001);
-        let r = reqwest::Client::new()
-            .get(format!("{base}/mcp"))
+        let r = http.post(&[("mcp-session-id", id)], ping.clone()).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "POST {id:.40}");
+        assert_eq!(r.json()["error"]["code"], -32001);
+        let r = http
+            .client()
+            .get(http.url("/mcp"))
             .header("mcp-session-id", id)
             .send()
             .await
             .expect("GET");
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "GET {id:.40}");
-        let r = reqwest::Client::new()
-            .delete(format!("{base}/mcp"))
+        let r = http
+            .client()
+            .delete(http.url("/mcp"))
             .header("mcp-session-id", id)
             .send()
             .await
@@ -1467,8 +1088,9 @@ async fn forged_and_random_session_ids_are_404() {
         .filter(|f| !f.is_empty() && f.len() < 100)
         .chain([&real])
     {
-        let r = reqwest::Client::new()
-            .post(format!("{base}/messages?sessionId={id}"))
+        let r = http
+            .client()
+            .post(http.url(&format!("/messages?sessionId={id}")))
             .body(ping.clone())
             .send()
             .await
@@ -1476,26 +1098,27 @@ async fn forged_and_random_session_ids_are_404() {
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "/messages {id}");
     }
     // The real ones still work.
-    let (status, _) = post(&base, &[("mcp-session-id", &real)], ping.clone()).await;
+    let (status, _) = post(&http, &[("mcp-session-id", &real)], ping.clone()).await;
     assert_eq!(status, StatusCode::OK);
-    let r = reqwest::Client::new()
-        .post(format!("{base}/messages?sessionId={sse_id}"))
+    let r = http
+        .client()
+        .post(http.url(&format!("/messages?sessionId={sse_id}")))
         .body(ping.clone())
         .send()
         .await
         .expect("POST /messages");
     assert_eq!(r.status(), StatusCode::ACCEPTED);
-    assert_eq!(sse.next().await.expect("answer").2["id"], 1);
+    assert_eq!(sse.recv().await["id"], 1);
 }
 
 /// Session ids: 128 bits from the OS CSPRNG (http.rs `new_session_id`: `getrandom`), as
 /// 32 hex digits; never repeated.
 #[tokio::test]
 async fn session_ids_are_128_bit_hex_and_distinct() {
-    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
+    let http = serve(kit::conformance_server(), HttpConfig::default()).await;
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..200 {
-        let id = session(&base, "2025-06-18", json!({})).await;
+        let id = http.session("2025-06-18", json!({})).await;
         assert!(
             id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()),
             "{id}"
@@ -1515,10 +1138,10 @@ async fn a_disabled_revision_is_refused_with_the_right_error() {
         Limits::default(),
         VersionSet::ALL.without(ProtocolVersion::V2026_07_28),
     );
-    let base = start_http(server, HttpConfig::default()).await;
-    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}});
+    let http = serve(server, HttpConfig::default()).await;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta(json!({}))}});
     let (status, m) = post(
-        &base,
+        &http,
         &[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "server/discover"),
@@ -1533,13 +1156,13 @@ async fn a_disabled_revision_is_refused_with_the_right_error() {
         Limits::default(),
         VersionSet::ALL.without(ProtocolVersion::V2025_06_18),
     );
-    let base = start_http(server, HttpConfig::default()).await;
-    let mut meta = modern_meta();
+    let http = serve(server, HttpConfig::default()).await;
+    let mut meta = modern_meta(json!({}));
     meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-06-18");
     let body =
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}});
     let (status, m) = post(
-        &base,
+        &http,
         &[
             ("mcp-protocol-version", "2025-06-18"),
             ("mcp-method", "tools/list"),
@@ -1556,9 +1179,9 @@ async fn a_disabled_revision_is_refused_with_the_right_error() {
         .as_array()
         .expect("supported");
     assert!(!supported.contains(&json!("2025-06-18")) && supported.contains(&json!("2026-07-28")));
-    let sid = session(&base, "2025-11-25", json!({})).await;
+    let sid = http.session("2025-11-25", json!({})).await;
     let (status, _) = post(
-        &base,
+        &http,
         &[
             ("mcp-session-id", &sid),
             ("mcp-protocol-version", "2025-06-18"),
@@ -1578,8 +1201,8 @@ async fn a_disabled_revision_is_refused_with_the_right_error() {
 /// `dns_rebinding_and_size_limits` covers POST /mcp with a plain foreign name).
 #[tokio::test]
 async fn dns_rebinding_is_403_on_every_route() {
-    let base = start_http(common::conformance_server(), HttpConfig::default()).await;
-    let sid = session(&base, "2025-11-25", json!({})).await;
+    let http = serve(kit::conformance_server(), HttpConfig::default()).await;
+    let sid = http.session("2025-11-25", json!({})).await;
     let bad_hosts = [
         "evil.example",
         "localhost.evil.example",
@@ -1597,7 +1220,8 @@ async fn dns_rebinding_is_403_on_every_route() {
         "ftp://localhost",
         "http://127.0.0.1:1:2",
     ];
-    let client = reqwest::Client::new();
+    let client = http.client();
+    let base = http.base();
     let routes = |header: &'static str, value: &str| {
         let v = value.to_owned();
         let init = rpc(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).to_string();
@@ -1642,7 +1266,7 @@ async fn dns_rebinding_is_403_on_every_route() {
         "http://LOCALHOST",
     ] {
         let (status, _) = post(
-            &base,
+            &http,
             &[("mcp-session-id", &sid), ("origin", origin)],
             rpc(3, "ping", json!({})).to_string(),
         )

@@ -1,5 +1,5 @@
 //! Official SDK clients of every era (pinned in `tests/clients/`, installed on first use
-//! under `target/clients` by `support::pinned`) against the conformance example over
+//! under `target/clients` by `kit::pinned`) against the conformance example over
 //! stdio: each connects, lists and calls tools, reads a resource and gets a prompt, at the
 //! revision its release speaks.
 
@@ -7,10 +7,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod support;
+mod kit;
 
-use support::pinned;
-use support::server::example;
+use kit::pinned;
+use kit::process::example;
 
 fn run(client: &str) -> Value {
     pinned::ensure_client(client);

@@ -1,5 +1,5 @@
 //! Official SDK clients of every era (pinned in `tests/clients/`, installed on first use
-//! under `target/clients` by `support::pinned`) against the conformance example over
+//! under `target/clients` by `kit::pinned`) against the conformance example over
 //! HTTP: Streamable HTTP at `/mcp` (legacy sessions, and the stateless 2026-07-28 wire) and
 //! HTTP+SSE at `/sse` (2024-11-05, including two releases that speak nothing else). Each
 //! runs the same scenario as `sdk_clients.rs`; the clients that can be asked (2025-06-18
@@ -13,10 +13,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod support;
+mod kit;
 
-use support::pinned;
-use support::server::{example, HttpServer};
+use kit::pinned;
+use kit::process::{example, HttpServer};
 
 /// How the client reaches the example.
 enum Target<'a> {

@@ -4,11 +4,12 @@
 //! instance of the revision's official schema (valid, and no key the schema does not
 //! define), and the facts that differ between revisions are asserted explicitly.
 
-mod common;
+mod kit;
 
 use std::path::PathBuf;
 
-use common::{check_server_messages, notification, request, schema, schema_exact_errors, Session};
+use kit::schema::{check_server_messages, schema, schema_exact_errors};
+use kit::stdio::Stdio;
 use serde_json::{json, Value};
 
 const REVISIONS: [&str; 5] = [
@@ -53,7 +54,7 @@ struct Exchange {
 /// A session at one revision, as a client of that revision drives it.
 struct Run {
     revision: &'static str,
-    session: Session,
+    session: Stdio,
     exchanges: Vec<Exchange>,
     next_id: i64,
 }
@@ -62,7 +63,7 @@ impl Run {
     fn new(revision: &'static str) -> Run {
         Run {
             revision,
-            session: Session::conformance(),
+            session: Stdio::conformance(),
             exchanges: Vec::new(),
             next_id: 1,
         }
@@ -100,9 +101,8 @@ impl Run {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let req = request(id, method, params);
-        let received = self.session.send(req).await;
-        let response = received.last().cloned().expect("a response");
+        let (mut received, response) = self.session.exchange(id, method, params).await;
+        received.push(response.clone());
         self.exchanges.push(Exchange {
             label: label.to_owned(),
             method: method.to_owned(),
@@ -152,9 +152,7 @@ async fn run_session(revision: &'static str) -> Run {
             })),
         )
         .await;
-        run.session
-            .notify(notification("notifications/initialized", None))
-            .await;
+        run.session.notify("notifications/initialized", None).await;
         run.call("ping", "ping", None).await;
     }
     run.call("tools/list", "tools/list", None).await;
@@ -774,8 +772,10 @@ async fn wire_check_catches_a_field_the_revision_lacks() {
         .find(|e| e.label == "tools/list")
         .expect("tools/list");
     list.received[0]["result"]["tools"][0]["title"] = json!("Simple text");
-    let caught = std::panic::catch_unwind(|| check_every_server_message(&run))
-        .expect_err("an undefined key must fail the check");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_every_server_message(&run)
+    }))
+    .expect_err("an undefined key must fail the check");
     let message = caught.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(message.contains("/tools/0/title"), "{message}");
 
@@ -786,8 +786,10 @@ async fn wire_check_catches_a_field_the_revision_lacks() {
         .find(|e| e.label == "tools/call test_tool_with_progress")
         .expect("progress");
     progress.received[0]["params"]["message"] = json!("working");
-    let caught = std::panic::catch_unwind(|| check_every_server_message(&run))
-        .expect_err("progress message does not exist in 2024-11-05");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_every_server_message(&run)
+    }))
+    .expect_err("progress message does not exist in 2024-11-05");
     let message = caught.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(message.contains("/params/message"), "{message}");
 }

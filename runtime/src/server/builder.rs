@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use super::handler::{
     box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, RootsChangedFn,
 };
+use super::handler_output::{IntoPromptResult, IntoResourceContents};
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use super::tool_output::IntoToolResult;
 #[cfg(feature = "typed-tools")]
@@ -19,10 +20,7 @@ use super::tool_output::ToolError;
 use super::{Inner, Limits, Server};
 #[cfg(feature = "typed-tools")]
 use crate::model::ToolResult;
-use crate::model::{
-    Completion, Implementation, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate,
-    Tool,
-};
+use crate::model::{Completion, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::version::VersionSet;
 use crate::server::context::Context;
 use crate::server::uri_template::UriTemplate;
@@ -40,6 +38,7 @@ pub struct ServerBuilder {
     prompts: Vec<PromptEntry>,
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
+    state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
 }
 
 impl Server {
@@ -56,6 +55,7 @@ impl Server {
             prompts: Vec::new(),
             completion: None,
             roots_changed: None,
+            state_keys: None,
         }
     }
 }
@@ -88,6 +88,22 @@ impl ServerBuilder {
     /// Limits (message size, page size, queue length).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The secret that signs the 2026-07-28 `requestState` (HMAC-SHA256), and the one it
+    /// replaces while a rotation is under way: states are signed with `current` and
+    /// verified with `current`, then `previous`. Replicas of one server that share these
+    /// accept each other's states, so an `input_required` retry may reach any of them.
+    /// Use at least 32 random bytes. To rotate: give every replica `(new, Some(old))`,
+    /// then, once the longest retry window has passed, `(new, None)`.
+    ///
+    /// Default: a random key per process (a retry must come back to the same process).
+    pub fn state_keys(mut self, current: impl AsRef<[u8]>, previous: Option<&[u8]>) -> Self {
+        self.state_keys = Some(Arc::new(crate::protocol::asks::StateKeys::new(
+            current.as_ref(),
+            previous,
+        )));
         self
     }
 
@@ -160,13 +176,21 @@ impl ServerBuilder {
         })
     }
 
-    /// A resource with a fixed URI.
+    /// A resource with a fixed URI. The handler gets the URI and returns anything
+    /// [`IntoResourceContents`]: text (with the resource's MIME type), contents, or a
+    /// `Result` of them.
     pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
     where
         F: Fn(String, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| Box::pin(handler(uri, ctx)));
+        let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
+        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
+            let mime_type = mime_type.clone();
+            let running = handler(uri.clone(), ctx);
+            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+        });
         self.resources.push(ResourceEntry { resource, handler });
         self
     }
@@ -177,13 +201,18 @@ impl ServerBuilder {
     pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
         #[allow(clippy::expect_used)] // documented: a bad template is the author's bug
         let parsed = UriTemplate::parse(&template.uri_template)
             .expect("resource template does not parse as RFC 6570");
-        let handler: Arc<ResourceFn> =
-            Arc::new(move |uri, vars, ctx| Box::pin(handler(uri, vars, ctx)));
+        let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
+        let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
+            let mime_type = mime_type.clone();
+            let running = handler(uri.clone(), vars, ctx);
+            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+        });
         self.templates.push(TemplateEntry {
             template,
             parsed,
@@ -192,13 +221,19 @@ impl ServerBuilder {
         self
     }
 
-    /// A prompt; the handler gets the arguments as strings in a JSON object.
+    /// A prompt; the handler gets the arguments as strings in a JSON object and returns
+    /// anything [`IntoPromptResult`]: text (one user message), messages, a
+    /// `PromptResult`, or a `Result` of them.
     pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
     where
         F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
     {
-        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
+        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
+            let running = handler(args, ctx);
+            Box::pin(async move { running.await.into_prompt_result() })
+        });
         self.prompts.push(PromptEntry { prompt, handler });
         self
     }
@@ -213,7 +248,8 @@ impl ServerBuilder {
     where
         A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<PromptResult, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
     {
         prompt.arguments = prompt_arguments(&schema_of::<A>());
         let handler = Arc::new(handler);
@@ -222,7 +258,7 @@ impl ServerBuilder {
             async move {
                 let typed: A = serde_json::from_value(Value::Object(args))
                     .map_err(|e| RpcError::invalid_params(format!("invalid arguments: {e}")))?;
-                handler(typed, ctx).await
+                handler(typed, ctx).await.into_prompt_result()
             }
         })
     }
@@ -236,7 +272,8 @@ impl ServerBuilder {
     where
         V: DeserializeOwned + Send + 'static,
         F: Fn(String, V, Context) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
     {
         let handler = Arc::new(handler);
         self.resource_template(template, move |uri, vars, ctx| {
@@ -247,7 +284,11 @@ impl ServerBuilder {
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect();
                 match serde_json::from_value::<V>(Value::Object(object)) {
-                    Ok(typed) => handler(uri, typed, ctx).await,
+                    // Shaped here, with no MIME type: the outer handler already gave
+                    // text the template's own.
+                    Ok(typed) => handler(uri.clone(), typed, ctx)
+                        .await
+                        .into_contents(&uri, None),
                     // An empty answer is the runtime's "resource not found" (with its
                     // revision's code and `data.uri`).
                     Err(e) => {
@@ -304,6 +345,9 @@ impl ServerBuilder {
                 roots_changed: self.roots_changed,
                 events,
                 handshakes: Mutex::new(HashMap::new()),
+                state_keys: self
+                    .state_keys
+                    .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
             }),
         }
     }

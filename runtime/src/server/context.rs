@@ -3,9 +3,12 @@
 //! cancellation. The runtime routes what a handler emits to the right place for the
 //! transport and era.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
+use crate::auth::Principal;
 use crate::model::LogLevel;
 use crate::model::{Elicitation, Root, SampledMessage, SamplingRequest};
 use crate::protocol::asks::{self, Ask, AskError, AskErrorKind, Asker};
@@ -51,6 +54,7 @@ pub struct Context {
     asker: Asker,
     request_id: Option<RequestId>,
     events: broadcast::Sender<ServerEvent>,
+    principal: Option<Arc<Principal>>,
 }
 
 impl Context {
@@ -68,7 +72,21 @@ impl Context {
             asker,
             request_id: None,
             events,
+            principal: None,
         }
+    }
+
+    /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
+    pub(crate) fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Context {
+        self.principal = principal;
+        self
+    }
+
+    /// Who sent this request: the principal its access token names, when the HTTP server
+    /// is a resource server ([`crate::auth::ResourceServer`]); `None` on stdio and on an
+    /// HTTP server without authorization.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 
     pub(crate) fn with_request_id(mut self, id: RequestId) -> Context {

@@ -9,6 +9,7 @@ pub(crate) mod context;
 pub(crate) mod elicit_schema;
 mod events;
 mod handler;
+mod handler_output;
 mod listen;
 mod registry;
 mod router;
@@ -32,6 +33,7 @@ pub use builder::ServerBuilder;
 pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
+pub use handler_output::{IntoPromptResult, IntoResourceContents};
 pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
@@ -94,6 +96,8 @@ pub(crate) struct Inner {
     /// the builder fixed (identity, capabilities, instructions, revisions), so it is shaped
     /// once.
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
+    /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
+    pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned official MCP SDK clients under DIR (default <repo>/target/clients), outside the
 # source tree: the npm packages of package-lock.json in DIR/npm, and one Python venv per
-# requirements-*.txt in DIR/py-<name>. The tests run it on first use (runtime/tests/support/pinned.rs);
+# requirements-*.txt in DIR/py-<name>. The tests run it on first use (runtime/tests/kit/pinned.rs);
 # it also works by hand. run-client.sh reads DIR from MCP_CLIENTS_DIR.
 # Usage: install.sh [--only npm|python] [DIR]
 #
@@ -19,7 +19,7 @@ DIR="${1:-${MCP_CLIENTS_DIR:-$HERE/../../../target/clients}}"
 mkdir -p "$DIR" && DIR="$(cd "$DIR" && pwd)"
 
 if [ "$ONLY" != python ]; then
-  "$HERE/../support/npm-pinned.sh" "$HERE" "$DIR/npm"
+  "$HERE/../kit/npm-pinned.sh" "$HERE" "$DIR/npm"
 fi
 [ "$ONLY" != npm ] || exit 0
 

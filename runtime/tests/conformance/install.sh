@@ -5,4 +5,4 @@
 # Usage: install.sh [DIR]
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-exec "$HERE/../support/npm-pinned.sh" "$HERE" "${1:-$HERE/../../../target/conformance}"
+exec "$HERE/../kit/npm-pinned.sh" "$HERE" "${1:-$HERE/../../../target/conformance}"

@@ -48,9 +48,9 @@ pub fn server(max_message_bytes: usize) -> Server {
         })
         .tool(tool("test_sampling", json!({"type": "object"})), |_, ctx| async move {
             let answer = ctx
-                .create_message(json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10}))
+                .create_message(mcp_runtime::model::SamplingRequest::new(10).user("hi"))
                 .await?;
-            Ok(ToolResult::text(answer.to_string()))
+            Ok(ToolResult::text(answer.text()))
         })
         .resource(resource, |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "static text")])

@@ -22,6 +22,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     next: AtomicU64,
+    /// Empty, or `-` and the replica's name: ids are `s-N` or `s-REPLICA-N`.
+    prefix: String,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
 }
 
@@ -29,12 +31,28 @@ impl Pending {
     /// Registers a new request; returns its id and the receiver of its answer.
     pub(crate) fn register(&self) -> (RequestId, oneshot::Receiver<Result<Value, RpcError>>) {
         let id = RequestId::String(format!(
-            "s-{}",
+            "s{}-{}",
+            self.prefix,
             self.next.fetch_add(1, Ordering::Relaxed) + 1
         ));
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(id.clone(), tx);
         (id, rx)
+    }
+
+    /// Ids of the form `s-REPLICA-N` (a session shared by replicas).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn prefixed(replica: &str) -> Pending {
+        Pending {
+            prefix: format!("-{replica}"),
+            ..Pending::default()
+        }
+    }
+
+    /// Whether a request with this id waits for its answer.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn contains(&self, id: &RequestId) -> bool {
+        lock(&self.waiting).contains_key(id)
     }
 
     /// Delivers an answer; false if nothing was waiting for that id.

@@ -25,7 +25,7 @@ pub use ask::Ask;
 use ask::{missing_capability, not_in_revision};
 pub use error::{AskError, AskErrorKind};
 pub(crate) use legacy::Pending;
-pub(crate) use round::{binding_parts, Round};
+pub(crate) use round::{binding_parts, Round, StateKeys};
 
 /// Where a handler's asks go.
 #[derive(Clone, Debug)]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::ask::Ask;
 use super::error::{AskError, AskErrorKind};
+use crate::auth::Principal;
 use crate::protocol::method::{self, McpMethod};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::RpcError;
@@ -34,6 +35,42 @@ pub(crate) struct Round {
     /// What the signed state is bound to: computed only when a state is verified or
     /// signed — most calls never ask, and hashing their arguments would be wasted.
     binding: Binding,
+    /// The keys the state is signed (current) and verified (current, then previous) with.
+    keys: Arc<StateKeys>,
+}
+
+/// The HMAC-SHA256 keys of `requestState`: states are signed with `current` and verified
+/// with `current`, then `previous` (a key being rotated out). Replicas that share them
+/// accept each other's states. The default is one random key per process.
+pub(crate) struct StateKeys {
+    current: Hmac<Sha256>,
+    previous: Option<Hmac<Sha256>>,
+}
+
+impl std::fmt::Debug for StateKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the keys themselves.
+        f.debug_struct("StateKeys")
+            .field("previous", &self.previous.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateKeys {
+    /// Keys from the given secrets (any length; HMAC hashes long ones).
+    pub(crate) fn new(current: &[u8], previous: Option<&[u8]>) -> StateKeys {
+        StateKeys {
+            current: mac_with(current),
+            previous: previous.map(mac_with),
+        }
+    }
+
+    /// The per-process random key, shared by every server of the process that was given
+    /// no keys.
+    pub(crate) fn process_default() -> Arc<StateKeys> {
+        static DEFAULT: OnceLock<Arc<StateKeys>> = OnceLock::new();
+        Arc::clone(DEFAULT.get_or_init(|| Arc::new(StateKeys::new(secret(), None))))
+    }
 }
 
 /// The request a round belongs to: its method, and the digest of method, target and
@@ -41,6 +78,10 @@ pub(crate) struct Round {
 #[derive(Debug)]
 struct Binding {
     method: &'static str,
+    /// The caller, when the request was authenticated: a state minted for one principal
+    /// does not verify for another (its identity enters the digest, computed only when a
+    /// state is verified or signed).
+    principal: Option<Arc<Principal>>,
     digest: std::sync::OnceLock<String>,
 }
 
@@ -54,8 +95,15 @@ pub(crate) fn binding_parts(method: McpMethod, params: Option<&Value>) -> (&Valu
 
 impl Binding {
     fn digest_of(&self, target: &Value, arguments: &Value) -> &str {
-        self.digest
-            .get_or_init(|| binding(self.method, target, arguments))
+        self.digest.get_or_init(|| {
+            let principal = self.principal.as_ref().map(|p| p.identity());
+            binding(
+                self.method,
+                principal.as_deref().unwrap_or_default(),
+                target,
+                arguments,
+            )
+        })
     }
 }
 
@@ -66,9 +114,12 @@ impl Round {
         version: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        principal: Option<&Arc<Principal>>,
+        keys: &Arc<StateKeys>,
     ) -> Result<Round, RpcError> {
         let binding = Binding {
             method: method.name(),
+            principal: principal.cloned(),
             digest: std::sync::OnceLock::new(),
         };
         let mut answers = BTreeMap::new();
@@ -77,7 +128,7 @@ impl Round {
                 .as_str()
                 .ok_or_else(|| RpcError::invalid_params("requestState must be a string"))?;
             let (target, arguments) = binding_parts(method, params);
-            answers = verify_state(state, binding.digest_of(target, arguments))?;
+            answers = verify_state(keys, state, binding.digest_of(target, arguments))?;
         }
         if let Some(Value::Object(responses)) = crate::wire::member(params, "inputResponses") {
             for (k, v) in responses {
@@ -91,6 +142,7 @@ impl Round {
             needed: Mutex::new(BTreeMap::new()),
             counter: AtomicUsize::new(0),
             binding,
+            keys: Arc::clone(keys),
         })
     }
 
@@ -147,7 +199,11 @@ impl Round {
         let requests = Value::Object(needed.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
         Some((
             requests,
-            sign_state(self.binding.digest_of(target, arguments), &lock(&self.used)),
+            sign_state(
+                &self.keys,
+                self.binding.digest_of(target, arguments),
+                &lock(&self.used),
+            ),
         ))
     }
 }
@@ -163,13 +219,14 @@ fn secret() -> &'static [u8; 32] {
     })
 }
 
-/// What a state is bound to: the method, the tool/prompt/resource and its arguments.
-fn binding(method: &str, target: &Value, arguments: &Value) -> String {
+/// What a state is bound to: the method, the caller, the tool/prompt/resource and its
+/// arguments.
+fn binding(method: &str, principal: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
     // order is still the same request.
     let digest = Sha256::digest(
         format!(
-            "{method}\u{0}{}\u{0}{}",
+            "{method}\u{0}{principal}\u{0}{}\u{0}{}",
             canonical(target),
             canonical(arguments)
         )
@@ -217,16 +274,16 @@ fn hex_lower(bytes: &[u8]) -> String {
     out
 }
 
-fn mac() -> Hmac<Sha256> {
+fn mac_with(key: &[u8]) -> Hmac<Sha256> {
     // HMAC accepts keys of any length.
     #[allow(clippy::expect_used)]
-    <Hmac<Sha256> as Mac>::new_from_slice(secret()).expect("HMAC takes any key length")
+    <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length")
 }
 
-fn sign_state(binding: &str, answers: &BTreeMap<String, Value>) -> String {
+fn sign_state(keys: &StateKeys, binding: &str, answers: &BTreeMap<String, Value>) -> String {
     let payload = json!({"b": binding, "r": answers}).to_string();
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut m = mac();
+    let mut m = keys.current.clone();
     m.update(payload.as_bytes());
     format!(
         "{}.{}",
@@ -235,15 +292,24 @@ fn sign_state(binding: &str, answers: &BTreeMap<String, Value>) -> String {
     )
 }
 
-fn verify_state(state: &str, binding: &str) -> Result<BTreeMap<String, Value>, RpcError> {
+fn verify_state(
+    keys: &StateKeys,
+    state: &str,
+    binding: &str,
+) -> Result<BTreeMap<String, Value>, RpcError> {
     let bad = || RpcError::invalid_params("requestState is invalid or was altered");
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let (payload, tag) = state.split_once('.').ok_or_else(bad)?;
     let payload = engine.decode(payload).map_err(|_| bad())?;
     let tag = engine.decode(tag).map_err(|_| bad())?;
-    let mut m = mac();
-    m.update(&payload);
-    m.verify_slice(&tag).map_err(|_| bad())?;
+    let verifies = |key: &Hmac<Sha256>| {
+        let mut m = key.clone();
+        m.update(&payload);
+        m.verify_slice(&tag).is_ok()
+    };
+    if !verifies(&keys.current) && !keys.previous.as_ref().is_some_and(verifies) {
+        return Err(bad());
+    }
     let value: Value = serde_json::from_slice(&payload).map_err(|_| bad())?;
     if value.get("b").and_then(Value::as_str) != Some(binding) {
         return Err(RpcError::invalid_params(
@@ -256,4 +322,35 @@ fn verify_state(state: &str, binding: &str) -> Result<BTreeMap<String, Value>, R
         .cloned()
         .unwrap_or_default();
     Ok(answers.into_iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(signer: &StateKeys, verifier: &StateKeys) -> Result<(), RpcError> {
+        let answers = BTreeMap::from([("input-1".to_owned(), json!({"action": "accept"}))]);
+        let state = sign_state(signer, "digest", &answers);
+        verify_state(verifier, &state, "digest").map(|got| assert_eq!(got, answers))
+    }
+
+    #[test]
+    fn a_shared_key_verifies_on_another_replica_and_rotation_accepts_the_previous_key() {
+        let a = StateKeys::new(b"key one, shared by the replicas", None);
+        let b = StateKeys::new(b"key one, shared by the replicas", None);
+        assert!(round_trip(&a, &b).is_ok());
+        // Another key: refused.
+        let other = StateKeys::new(b"another key", None);
+        assert!(round_trip(&a, &other).is_err());
+        // Rotation: the new key signs, the old one still verifies what it signed.
+        let rotated = StateKeys::new(b"key two", Some(b"key one, shared by the replicas"));
+        assert!(round_trip(&a, &rotated).is_ok());
+        assert!(round_trip(&rotated, &rotated).is_ok());
+        // A replica not yet rotated does not accept the new key's states.
+        assert!(round_trip(&rotated, &a).is_err());
+        // The process default is one key for the whole process.
+        let d = StateKeys::process_default();
+        assert!(round_trip(&d, &StateKeys::process_default()).is_ok());
+        assert!(round_trip(&d, &a).is_err());
+    }
 }

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 
+use super::store::{self, Shared};
 use crate::wire::Outgoing;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -46,9 +47,9 @@ impl StoredStream {
     }
 
     /// Appends an event; the oldest is dropped beyond the cap (bounded memory for a client
-    /// that never reads).
-    pub(crate) fn push(&self, message: Outgoing) {
-        {
+    /// that never reads). Returns its position.
+    pub(crate) fn push(&self, message: Outgoing) -> u64 {
+        let seq = {
             let mut e = lock(&self.events);
             let seq = e.next;
             e.next += 1;
@@ -56,8 +57,10 @@ impl StoredStream {
             while e.buffer.len() > self.cap {
                 e.buffer.pop_front();
             }
-        }
+            seq
+        };
         self.changed.notify_waiters();
+        seq
     }
 
     /// No more events will come.
@@ -141,49 +144,152 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
+/// How often a stream being written on another replica is looked at again while it is
+/// replayed.
+const REPLAY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// A session's streams: stream 0 is the standalone (GET) stream; each POST answered with
 /// SSE gets the next id. At most `max_streams` are kept (finished ones are dropped first).
+/// A session shared by replicas names its streams at random (odd: standalone) and copies
+/// every event to the store, where any replica can replay it.
 pub(crate) struct SessionStreams {
     next_id: AtomicU64,
+    standalone_id: u64,
     streams: Mutex<HashMap<u64, Arc<StoredStream>>>,
     max_streams: usize,
     max_events: usize,
+    mirror: Option<Mirror>,
+}
+
+/// Where a shared session's events are copied.
+#[derive(Clone)]
+pub(crate) struct Mirror {
+    pub(crate) shared: Shared,
+    pub(crate) session: String,
+    pub(crate) ttl: std::time::Duration,
+}
+
+impl Mirror {
+    async fn append(&self, stream: u64, seq: u64, message: &Outgoing, keep: usize) {
+        let json = Bytes::copy_from_slice(message.json().as_bytes());
+        let store = &self.shared.store;
+        let session = self.session.clone();
+        if let Err(e) = store
+            .append(session, stream, seq, json, keep, self.ttl)
+            .await
+        {
+            tracing::warn!("event {stream}-{seq} not stored for replay: {e}");
+        }
+    }
+
+    async fn finish(&self, stream: u64) {
+        let store = &self.shared.store;
+        if let Err(e) = store.finish(self.session.clone(), stream, self.ttl).await {
+            tracing::warn!("end of stream {stream} not stored: {e}");
+        }
+    }
+}
+
+/// Fills `stream` with `first`, then from `rx` until it ends, copying each event to the
+/// mirror.
+fn fill(
+    stream: Arc<StoredStream>,
+    first: Option<Outgoing>,
+    mut rx: mpsc::Receiver<Outgoing>,
+    mirror: Option<Mirror>,
+    keep: usize,
+) {
+    tokio::spawn(async move {
+        let mut first = first;
+        loop {
+            let message = match first.take() {
+                Some(m) => m,
+                None => match rx.recv().await {
+                    Some(m) => m,
+                    None => break,
+                },
+            };
+            match &mirror {
+                None => {
+                    stream.push(message);
+                }
+                Some(m) => {
+                    // Delivered here first; stored before the stream is marked finished,
+                    // which a replay elsewhere waits for.
+                    let seq = stream.push(message.clone());
+                    m.append(stream.id, seq, &message, keep).await;
+                }
+            }
+        }
+        stream.finish();
+        if let Some(m) = &mirror {
+            m.finish(stream.id).await;
+        }
+    });
 }
 
 impl SessionStreams {
-    pub(crate) fn new(max_streams: usize, max_events: usize) -> SessionStreams {
+    pub(crate) fn new(
+        max_streams: usize,
+        max_events: usize,
+        mirror: Option<Mirror>,
+    ) -> SessionStreams {
+        let standalone_id = match mirror {
+            Some(_) => store::random_stream_id(true),
+            None => 0,
+        };
         let streams = SessionStreams {
             next_id: AtomicU64::new(1),
+            standalone_id,
             streams: Mutex::new(HashMap::new()),
             max_streams: max_streams.max(2),
             max_events,
+            mirror,
         };
-        lock(&streams.streams).insert(0, Arc::new(StoredStream::new(0, max_events)));
+        lock(&streams.streams).insert(
+            standalone_id,
+            Arc::new(StoredStream::new(standalone_id, max_events)),
+        );
         streams
     }
 
     /// The standalone stream.
     pub(crate) fn standalone(&self) -> Arc<StoredStream> {
         lock(&self.streams)
-            .get(&0)
+            .get(&self.standalone_id)
             .cloned()
-            .unwrap_or_else(|| Arc::new(StoredStream::new(0, self.max_events)))
+            .unwrap_or_else(|| Arc::new(StoredStream::new(self.standalone_id, self.max_events)))
+    }
+
+    /// Fills the standalone stream with the session's own notifications (from `rx`).
+    pub(crate) fn fill_standalone(&self, rx: mpsc::Receiver<Outgoing>) {
+        fill(
+            self.standalone(),
+            None,
+            rx,
+            self.mirror.clone(),
+            self.max_events,
+        );
+    }
+
+    /// The store's copy of the events, when the session is shared.
+    pub(crate) fn mirror(&self) -> Option<&Mirror> {
+        self.mirror.as_ref()
     }
 
     /// A new stream, filled from `rx` (starting with `first`) until `rx` ends.
-    pub(crate) fn spawn(
-        &self,
-        first: Outgoing,
-        mut rx: mpsc::Receiver<Outgoing>,
-    ) -> Arc<StoredStream> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn spawn(&self, first: Outgoing, rx: mpsc::Receiver<Outgoing>) -> Arc<StoredStream> {
+        let id = match self.mirror {
+            Some(_) => store::random_stream_id(false),
+            None => self.next_id.fetch_add(1, Ordering::Relaxed),
+        };
         let stream = Arc::new(StoredStream::new(id, self.max_events));
         {
             let mut streams = lock(&self.streams);
             if streams.len() >= self.max_streams {
                 let mut finished: Vec<u64> = streams
                     .iter()
-                    .filter(|(k, s)| **k != 0 && lock(&s.events).done)
+                    .filter(|(k, s)| **k != self.standalone_id && lock(&s.events).done)
                     .map(|(k, _)| *k)
                     .collect();
                 finished.sort_unstable();
@@ -194,15 +300,93 @@ impl SessionStreams {
             }
             streams.insert(id, Arc::clone(&stream));
         }
-        stream.push(first);
-        let filler = Arc::clone(&stream);
-        tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                filler.push(message);
+        match &self.mirror {
+            None => {
+                stream.push(first);
+                fill(Arc::clone(&stream), None, rx, None, self.max_events);
             }
-            filler.finish();
-        });
+            // Through the filler, so that the store holds the events in order.
+            Some(m) => fill(
+                Arc::clone(&stream),
+                Some(first),
+                rx,
+                Some(m.clone()),
+                self.max_events,
+            ),
+        }
         stream
+    }
+
+    /// Replay after `Last-Event-ID` from the store (a shared session whose stream another
+    /// replica wrote): what the named stream had after the client's last event, then, while
+    /// it goes on, what comes; a standalone stream of another replica continues with this
+    /// replica's own (`local`, read from its live position).
+    pub(crate) fn resume_shared(
+        &self,
+        last_event_id: &str,
+        local: Option<Box<dyn FnOnce() + Send>>,
+    ) -> Option<BoxStream<'static, Result<Bytes, std::convert::Infallible>>> {
+        let mirror = self.mirror.clone()?;
+        let (stream, seq) = parse_event_id(last_event_id)?;
+        let live = store::is_standalone(stream).then(|| {
+            let standalone = self.standalone();
+            let from = standalone.next_seq();
+            standalone.reader(from, local)
+        });
+        struct Replay {
+            mirror: Mirror,
+            stream: u64,
+            from: u64,
+            pending: VecDeque<(u64, Bytes)>,
+            live: Option<BoxStream<'static, Result<Bytes, std::convert::Infallible>>>,
+        }
+        let state = Replay {
+            mirror,
+            stream,
+            from: seq + 1,
+            pending: VecDeque::new(),
+            live,
+        };
+        Some(
+            stream::unfold(state, |mut st| async move {
+                loop {
+                    if let Some((seq, json)) = st.pending.pop_front() {
+                        let text = String::from_utf8_lossy(&json).into_owned();
+                        let frame = format!("id: {}\ndata: {text}\n\n", event_id(st.stream, seq));
+                        return Some((Ok(Bytes::from(frame)), st));
+                    }
+                    let read =
+                        st.mirror
+                            .shared
+                            .store
+                            .read(st.mirror.session.clone(), st.stream, st.from);
+                    let stored = match read.await {
+                        Ok(stored) => stored,
+                        Err(e) => {
+                            // The client resumes again later.
+                            tracing::warn!("replay of stream {}: {e}", st.stream);
+                            return None;
+                        }
+                    };
+                    if let Some((last, _)) = stored.events.last() {
+                        st.from = last + 1;
+                        st.pending.extend(stored.events);
+                        continue;
+                    }
+                    if let Some(live) = st.live.as_mut() {
+                        // Another replica's standalone stream: caught up, now this one's.
+                        let next = live.next().await?;
+                        return Some((next, st));
+                    }
+                    if stored.finished {
+                        return None;
+                    }
+                    // The stream goes on on another replica: look again shortly.
+                    tokio::time::sleep(REPLAY_POLL).await;
+                }
+            })
+            .boxed(),
+        )
     }
 
     /// Replay after `Last-Event-ID`: the stream it names, from the next event.

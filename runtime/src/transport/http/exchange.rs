@@ -9,7 +9,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use tokio::sync::mpsc;
 
+use super::authorize::Caller;
 use super::event_store::SessionStreams;
+use super::replicas::SessionSync;
 use super::responses::{json_response, shutting_down, sse_event, sse_response};
 use super::sessions::AppState;
 use crate::server::connection::Connection;
@@ -38,10 +40,15 @@ pub(super) async fn dispatch(
     map: Option<StatusMap>,
     streams: Option<&SessionStreams>,
     stateless: Option<InProgress>,
+    caller: &Caller,
+    sync: Option<SessionSync<'_>>,
 ) -> Response {
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
-    let requests = conn.handle_parsed(frame, &tx).await;
+    let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
+    if let Some(sync) = sync {
+        sync.after_admission(conn).await;
+    }
     if requests == 0 {
         return StatusCode::ACCEPTED.into_response();
     }

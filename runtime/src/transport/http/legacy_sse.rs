@@ -8,20 +8,30 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use tokio::sync::mpsc;
 
+use super::authorize;
 use super::guard::check_host;
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_event, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
 use crate::server::connection::Connection;
-use crate::wire::{ErrorCode, Outgoing};
+use crate::wire::{self, ErrorCode, Outgoing};
 
 /// HTTP+SSE (2024-11-05): the stream's first event names the POST URL of this
 /// connection; every answer and notification then arrives on the stream.
-pub(super) async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+pub(super) async fn get_sse(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -45,6 +55,7 @@ pub(super) async fn get_sse(State(state): State<Arc<AppState>>, headers: HeaderM
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: Some(tx),
         last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), Arc::clone(&session));
     let endpoint = Bytes::from(format!(
@@ -103,10 +114,16 @@ where
 
 pub(super) async fn post_messages(
     State(state): State<Arc<AppState>>,
+    uri: Uri,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -118,7 +135,7 @@ pub(super) async fn post_messages(
             "Bad Request: sessionId is required",
         );
     };
-    let session = match find_session(&state, session_id) {
+    let session = match find_session(&state, session_id, &caller) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -129,6 +146,13 @@ pub(super) async fn post_messages(
     // Backpressure: while the client does not read its stream and the stream's queue is
     // full, its POSTs wait here instead of piling up answers in memory.
     drop(sink.reserve().await);
-    session.conn.handle_frame(&body, &sink).await;
+    let frame = wire::parse_frame(&body);
+    if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+        return refused;
+    }
+    session
+        .conn
+        .handle_parsed_as(frame, &sink, caller.principal())
+        .await;
     StatusCode::ACCEPTED.into_response()
 }

@@ -3,14 +3,19 @@
 //! 2024-11-05 (`GET /sse` + `POST /messages`). DNS-rebinding protection, a body limit
 //! and a session cap are on by default.
 
+mod authorize;
 mod config;
 mod event_store;
 mod exchange;
 mod guard;
 mod legacy_sse;
+#[cfg(feature = "redis")]
+mod redis_store;
+mod replicas;
 mod responses;
 mod sessions;
 mod stateless;
+mod store;
 mod streamable;
 
 use std::collections::HashMap;
@@ -24,7 +29,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
 pub use config::HttpConfig;
+#[cfg(feature = "redis")]
+pub use redis_store::RedisStore;
 use sessions::{spawn_reaper, AppState};
+pub use store::{SessionStore, StoreError, StoredEvents};
 use tokio::sync::mpsc;
 
 use crate::cancel::CancellationToken;
@@ -39,7 +47,9 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
 fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
     let limit = server.limits().max_message_bytes;
     let legacy_sse = config.legacy_sse;
+    let shared = config.store.clone().map(store::Shared::new);
     let state = Arc::new(AppState {
+        shared: shared.clone(),
         server,
         config,
         sessions: Mutex::new(HashMap::new()),
@@ -49,6 +59,9 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
         no_session: mpsc::channel(1).0,
     });
     spawn_reaper(Arc::downgrade(&state), state.config.session_idle_timeout);
+    if let Some(shared) = shared {
+        replicas::spawn(&state, shared);
+    }
     let mut app = Router::new().route(
         "/mcp",
         post(streamable::post_mcp)
@@ -60,9 +73,12 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
             .route("/sse", get(legacy_sse::get_sse))
             .route("/messages", post(legacy_sse::post_messages));
     }
-    let app = app
+    let mut app = app
         .layer(DefaultBodyLimit::max(limit))
         .with_state(Arc::clone(&state));
+    if let Some(rs) = &state.config.authorization {
+        app = app.merge(authorize::metadata_routes(rs));
+    }
     (app, state)
 }
 

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant};
 use axum::response::Response;
 use tokio::sync::mpsc;
 
+use super::authorize::Caller;
 use super::config::HttpConfig;
 use super::event_store::SessionStreams;
 use super::responses::session_not_found;
+use crate::auth::Principal;
 use crate::cancel::CancellationToken;
 use crate::server::connection::Connection;
 use crate::server::Server;
@@ -26,9 +28,14 @@ pub(super) struct Session {
     /// HTTP+SSE sessions: answers go to the stream, not to the POST.
     pub(super) sse_sink: Option<mpsc::Sender<Outgoing>>,
     pub(super) last_seen: Mutex<Instant>,
+    /// Who opened the session (when the server is a resource server): only the same
+    /// principal may use it.
+    pub(super) principal: Option<Arc<Principal>>,
 }
 
 pub(super) struct AppState {
+    /// The store replicas share sessions through, if any (`HttpConfig::store`).
+    pub(super) shared: Option<super::store::Shared>,
     pub(super) server: Server,
     pub(super) config: HttpConfig,
     pub(super) sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -96,12 +103,18 @@ pub(super) fn spawn_reaper(state: std::sync::Weak<AppState>, idle_timeout: Durat
     });
 }
 
-/// The live session with this id, or the 404 for an unknown or ended one.
+/// The live session with this id, or the 404 for an unknown or ended one — or for one
+/// another principal opened (see ARCHITECTURE.md, "Authorization").
 // A `Response` is the natural error of a request guard; it is built once per rejection.
 #[allow(clippy::result_large_err)]
-pub(super) fn find_session(state: &AppState, id: &str) -> Result<Arc<Session>, Response> {
+pub(super) fn find_session(
+    state: &AppState,
+    id: &str,
+    caller: &Caller,
+) -> Result<Arc<Session>, Response> {
     lock(&state.sessions)
         .get(id)
+        .filter(|s| caller.owns(s.principal.as_ref()))
         .cloned()
         .ok_or_else(session_not_found)
 }

@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::authorize::Caller;
 use super::exchange::{dispatch, InProgress, StatusMap};
 use super::responses::{json_response, shutting_down};
 use super::sessions::AppState;
@@ -64,7 +65,7 @@ pub(super) fn stateless_refusal(
 }
 
 /// Serves a stateless request whose headers were checked on a connection of its own.
-pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame) -> Response {
+pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -80,6 +81,8 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame) -> Response {
         Some(StatusMap::Modern),
         None,
         Some(in_progress),
+        caller,
+        None,
     )
     .await
 }

@@ -7,14 +7,16 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
 use super::guard::{check_host, header_str};
+use super::replicas::{self, SessionSync};
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
 use super::stateless::{stateless, stateless_refusal, Probe};
@@ -46,6 +48,11 @@ pub(super) async fn post_mcp(
     // extractor clones the map, which was ~3% of the server's time per stateless call.
     let (mut parts, body) = request.into_parts();
     let headers = std::mem::take(&mut parts.headers);
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &parts.uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
     let body =
         match Bytes::from_request(axum::extract::Request::from_parts(parts, body), &state).await {
@@ -56,7 +63,11 @@ pub(super) async fn post_mcp(
         return r;
     }
     if let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) {
-        let session = match find_session(&state, session_id) {
+        let found = match &state.shared {
+            None => find_session(&state, session_id, &caller),
+            Some(shared) => replicas::find(&state, shared, session_id, &caller).await,
+        };
+        let session = match found {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -87,13 +98,45 @@ pub(super) async fn post_mcp(
             return session_not_found();
         };
         let frame = wire::parse_frame(&body);
-        return dispatch(&session.conn, frame, None, Some(streams), None).await;
+        if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+            return refused;
+        }
+        let sync = match &state.shared {
+            None => None,
+            Some(shared) => {
+                if let Some(relayed) =
+                    replicas::relay(shared, &session, session_id, &frame, &body).await
+                {
+                    return relayed;
+                }
+                Some(SessionSync {
+                    state: &state,
+                    shared,
+                    id: session_id,
+                    before: session.conn.snapshot(),
+                    caller: &caller,
+                })
+            }
+        };
+        return dispatch(
+            &session.conn,
+            frame,
+            None,
+            Some(streams),
+            None,
+            &caller,
+            sync,
+        )
+        .await;
     }
     // The frame is parsed once: a well-formed request is routed and checked on its
     // parsed envelope, then handed to its connection as it is. Anything else (a batch, a
     // notification, a response, an invalid message) is read as a `Value` for the routing
     // decision, as the general path has it.
     let frame = wire::parse_frame(&body);
+    if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+        return refused;
+    }
     let general: Value;
     let probe = match &frame {
         Frame::Single(Ok(Message::Request { id, method, params })) => Probe {
@@ -133,10 +176,10 @@ pub(super) async fn post_mcp(
         if let Some(refused) = stateless_refusal(&state, &headers, &probe) {
             return refused;
         }
-        return stateless(&state, frame).await;
+        return stateless(&state, frame, &caller).await;
     }
     if probe.method == McpMethod::Initialize.name() {
-        return initialize(&state, frame).await;
+        return initialize(&state, frame, &caller).await;
     }
     rpc_error(
         StatusCode::BAD_REQUEST,
@@ -146,7 +189,7 @@ pub(super) async fn post_mcp(
     )
 }
 
-pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response {
+pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -159,37 +202,47 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response 
         );
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
-    let conn = Connection::new(state.server.clone(), tx);
-    let response = dispatch(&conn, frame, None, None, None).await;
+    let conn = match &state.shared {
+        None => Connection::new(state.server.clone(), tx),
+        Some(shared) => Connection::new_replica(state.server.clone(), tx, &shared.replica),
+    };
+    let response = dispatch(&conn, frame, None, None, None, caller, None).await;
     if conn.version().is_none() {
         // initialize failed: no session.
         conn.close();
         return response;
     }
     let id = new_session_id();
+    if let Some(shared) = &state.shared {
+        if let Err(e) = replicas::create(state, shared, &id, &conn, caller).await {
+            conn.close();
+            return replicas::store_unavailable(&e);
+        }
+        let session = replicas::local_session(state, shared, &id, conn, rx, caller);
+        lock(&state.sessions).insert(id.clone(), session);
+        return with_session_id(response, &id);
+    }
     let streams = SessionStreams::new(
         state.config.max_streams_per_session,
         state.config.max_stored_events,
+        None,
     );
     // The session's own notifications fill the standalone stream, read by GET.
-    let standalone = streams.standalone();
-    let mut rx = rx;
-    tokio::spawn(async move {
-        while let Some(message) = rx.recv().await {
-            standalone.push(message);
-        }
-        standalone.finish();
-    });
+    streams.fill_standalone(rx);
     let session = Arc::new(Session {
         conn,
         streams: Some(streams),
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
     });
     lock(&state.sessions).insert(id.clone(), session);
-    let mut response = response;
-    if let Ok(value) = HeaderValue::from_str(&id) {
+    with_session_id(response, &id)
+}
+
+fn with_session_id(mut response: Response, id: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(id) {
         response
             .headers_mut()
             .insert(http_headers::SESSION_ID, value);
@@ -197,7 +250,16 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame) -> Response 
     response
 }
 
-pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+pub(super) async fn get_mcp(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
@@ -213,7 +275,11 @@ pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderM
             "Method Not Allowed: GET needs an Mcp-Session-Id",
         );
     };
-    let session = match find_session(&state, session_id) {
+    let found = match &state.shared {
+        None => find_session(&state, session_id, &caller),
+        Some(shared) => replicas::find(&state, shared, session_id, &caller).await,
+    };
+    let session = match found {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -222,15 +288,38 @@ pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderM
     };
     // Resumption: replay what the named stream had after the client's last event.
     if let Some(last) = header_str(&headers, "last-event-id") {
-        return match streams.resume(last) {
-            Some((stored, from)) => sse_response(Body::from_stream(stored.reader(from, None))),
-            None => rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                ErrorCode::INVALID_REQUEST,
-                "Last-Event-ID does not name a stream of this session",
-            ),
-        };
+        if let Some((stored, from)) = streams.resume(last) {
+            return sse_response(Body::from_stream(stored.reader(from, None)));
+        }
+        // Shared sessions: a stream another replica wrote, from the store. One that
+        // continues as this replica's GET stream takes its place.
+        let remote_standalone = super::event_store::parse_event_id(last)
+            .is_some_and(|(stream, _)| super::store::is_standalone(stream));
+        if streams.mirror().is_some() {
+            let on_end: Option<Box<dyn FnOnce() + Send>> = if remote_standalone {
+                if session.get_open.swap(true, Ordering::SeqCst) {
+                    return rpc_error(
+                        StatusCode::CONFLICT,
+                        None,
+                        ErrorCode(-32000),
+                        "Conflict: this session already has a GET stream",
+                    );
+                }
+                let open = Arc::clone(&session.get_open);
+                Some(Box::new(move || open.store(false, Ordering::SeqCst)))
+            } else {
+                None
+            };
+            if let Some(replay) = streams.resume_shared(last, on_end) {
+                return sse_response(Body::from_stream(replay));
+            }
+        }
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "Last-Event-ID does not name a stream of this session",
+        );
     }
     if session.get_open.swap(true, Ordering::SeqCst) {
         return rpc_error(
@@ -249,18 +338,38 @@ pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderM
     sse_response(Body::from_stream(events))
 }
 
-pub(super) async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+pub(super) async fn delete_mcp(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let authz = state.config.authorization.as_ref();
+    let caller = match authorize::authorize(authz, &headers, &uri).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     if let Err(r) = check_host(&state.config, &headers) {
         return r;
     }
     let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
+    if let Some(shared) = &state.shared {
+        return match replicas::find(&state, shared, session_id, &caller).await {
+            Ok(session) if session.streams.is_some() => {
+                replicas::end(&state, shared, session_id).await
+            }
+            Ok(_) => session_not_found(),
+            Err(r) => r,
+        };
+    }
     let removed = {
         let mut sessions = lock(&state.sessions);
         // An HTTP+SSE session (2024-11-05) ends with its stream, not here.
         match sessions.get(session_id) {
-            Some(s) if s.streams.is_some() => sessions.remove(session_id),
+            Some(s) if s.streams.is_some() && caller.owns(s.principal.as_ref()) => {
+                sessions.remove(session_id)
+            }
             _ => None,
         }
     };

@@ -1,7 +1,8 @@
 //! The pinned external programs the tests drive, installed on first use under
 //! `<workspace>/target/`: the official SDK clients (`tests/clients/install.sh` into
-//! `target/clients`, or `MCP_CLIENTS_DIR`) and the official conformance suite
-//! (`tests/conformance/install.sh` into `target/conformance`).
+//! `target/clients`, or `MCP_CLIENTS_DIR`), the official conformance suite
+//! (`tests/conformance/install.sh` into `target/conformance`) and the authorization server
+//! of the OAuth tests (`tests/auth/package-lock.json` into `target/auth-server`).
 //!
 //! The scripts do the work: they hold an exclusive lock while they check and install, so
 //! that test binaries started together install once, and they return at once, offline,
@@ -23,6 +24,9 @@ pub enum Pinned {
     PythonClients,
     /// The official conformance suite (`tests/conformance/package-lock.json`).
     ConformanceSuite,
+    /// The authorization server of the OAuth tests (`tests/auth/package-lock.json`:
+    /// oidc-provider).
+    AuthorizationServer,
 }
 
 fn workspace() -> &'static Path {
@@ -46,6 +50,16 @@ pub fn conformance_dir() -> PathBuf {
     workspace().join("target").join("conformance")
 }
 
+/// Where the authorization server of the OAuth tests is installed.
+pub fn auth_server_dir() -> PathBuf {
+    workspace().join("target").join("auth-server")
+}
+
+/// `runtime/tests/auth`: the authorization server's pin and script, the OAuth client drivers.
+pub fn auth_src() -> PathBuf {
+    tests_dir().join("auth")
+}
+
 /// `runtime/tests/clients`: `run-client.sh` and the clients' pins.
 pub fn clients_src() -> PathBuf {
     tests_dir().join("clients")
@@ -62,10 +76,12 @@ pub fn ensure(what: Pinned) {
     static TYPESCRIPT: OnceLock<Result<(), String>> = OnceLock::new();
     static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
     static SUITE: OnceLock<Result<(), String>> = OnceLock::new();
+    static AUTH: OnceLock<Result<(), String>> = OnceLock::new();
     let once = match what {
         Pinned::TypeScriptClients => &TYPESCRIPT,
         Pinned::PythonClients => &PYTHON,
         Pinned::ConformanceSuite => &SUITE,
+        Pinned::AuthorizationServer => &AUTH,
     };
     if let Err(message) = once.get_or_init(|| install(what)) {
         panic!("{message}");
@@ -107,6 +123,14 @@ fn install(what: Pinned) -> Result<(), String> {
             conformance_src().join("install.sh"),
             vec![conformance_dir().into_os_string()],
             "the official conformance suite",
+        ),
+        Pinned::AuthorizationServer => (
+            tests_dir().join("kit").join("npm-pinned.sh"),
+            vec![
+                auth_src().into_os_string(),
+                auth_server_dir().into_os_string(),
+            ],
+            "the OAuth tests' authorization server (oidc-provider)",
         ),
     };
     let out = Command::new("bash")

@@ -1,12 +1,15 @@
-//! The example server (`examples/conformance_server.rs`) as a separate process: the
-//! programs under test talk to it over stdio or HTTP like to any other server.
+//! The example binaries as separate processes: the programs under test (and the tests'
+//! own clients) talk to them over stdio (`kit::stdio::Stdio::spawn_example`) or HTTP
+//! ([`HttpServer`]) like to any other server.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use super::patience::patience;
 
 /// The example's binary, beside this test's (`target/<profile>/examples/`). Cargo builds
 /// examples for `cargo test --workspace` but not for `cargo test --test <name>`, so a
@@ -48,8 +51,14 @@ impl HttpServer {
 
     /// The example `name`, which takes `--http ADDR` and prints `listening on URL`.
     pub fn start_example(name: &str) -> Self {
+        Self::start_example_with(name, &[])
+    }
+
+    /// The example `name` with `--http 127.0.0.1:0` and `args` after it.
+    pub fn start_example_with(name: &str, args: &[&str]) -> Self {
         let mut child = Command::new(example_named(name))
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -76,14 +85,12 @@ impl HttpServer {
             base: String::new(),
             log,
         };
-        let url = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "the example printed no `listening on` line: {}",
-                    server.log()
-                )
-            });
+        let url = rx.recv_timeout(patience()).unwrap_or_else(|_| {
+            panic!(
+                "the example printed no `listening on` line: {}",
+                server.log()
+            )
+        });
         server.base = url
             .strip_suffix("/mcp")
             .unwrap_or_else(|| panic!("unexpected address line: {url}"))
@@ -99,6 +106,43 @@ impl HttpServer {
     /// Everything the server wrote to stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits (blocking) for the server to exit by itself; not within the patience is a
+    /// failure.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        wait_exit(&mut self.child)
+    }
+}
+
+/// Sends SIGTERM to process `pid`.
+pub fn sigterm(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "kill -TERM {pid}: {status}");
+}
+
+/// Waits (blocking) for `child` to exit; not within the patience is a failure.
+pub fn wait_exit(child: &mut Child) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(
+            start.elapsed() < patience(),
+            "process {} did not exit within {:?}",
+            child.id(),
+            patience()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

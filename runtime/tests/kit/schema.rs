@@ -1,180 +1,12 @@
-//! Shared test support: the conformance example server on an in-memory stdio pair, a
-//! client that sends one request at a time and records the whole conversation, and a
-//! strict checker that every message is an exact instance of its revision's official
-//! schema definition (valid, and carrying no key the schema does not define).
-#![allow(dead_code, unreachable_pub)]
+//! The official schemas and the strict wire checker: every message a server sends must be
+//! an exact instance of its revision's official schema definition (valid, and carrying no
+//! key the schema does not define). The schemas are loaded once per test binary, from the
+//! offline mirror or the cache, checked against the manifest's SHA-256.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use tokio::task::JoinHandle;
-
-/// The example server (`runtime/examples/conformance_server.rs`), compiled into the test.
-/// Its `main` is unused here.
-#[allow(dead_code, unreachable_pub, missing_docs)]
-#[path = "../../examples/conformance_server.rs"]
-mod fixture;
-
-pub use fixture::conformance_server;
-
-// ───────────────────────────── in-memory session ─────────────────────────────
-
-/// Who sent a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// Client to server.
-    ToServer,
-    /// Server to client.
-    ToClient,
-}
-
-/// How long one answer may take before the test fails (instead of hanging).
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// A client connected to a server served by `transport::stdio::serve` over two
-/// `tokio::io::duplex` pipes. Every message written or read is recorded in order.
-pub struct Session {
-    to_server: Option<DuplexStream>,
-    from_server: Lines<BufReader<DuplexStream>>,
-    server: Option<JoinHandle<std::io::Result<()>>>,
-    /// Everything exchanged so far, in order.
-    pub log: Vec<(Dir, Value)>,
-}
-
-impl Session {
-    /// Serves `server` in a task of the current runtime.
-    pub fn start(server: mcp_runtime::Server) -> Session {
-        let (client_out, server_in) = tokio::io::duplex(1 << 16);
-        let (server_out, client_in) = tokio::io::duplex(1 << 16);
-        let task = tokio::spawn(mcp_runtime::transport::stdio::serve(
-            server, server_in, server_out,
-        ));
-        Session {
-            to_server: Some(client_out),
-            from_server: BufReader::new(client_in).lines(),
-            server: Some(task),
-            log: Vec::new(),
-        }
-    }
-
-    /// Serves the conformance example server.
-    pub fn conformance() -> Session {
-        Session::start(conformance_server())
-    }
-
-    async fn write(&mut self, message: &Value) {
-        let mut line = serde_json::to_vec(message).expect("encode");
-        line.push(b'\n');
-        let w = self.to_server.as_mut().expect("input still open");
-        w.write_all(&line).await.expect("write to server");
-        w.flush().await.expect("flush");
-        self.log.push((Dir::ToServer, message.clone()));
-    }
-
-    async fn read(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(ANSWER_TIMEOUT, self.from_server.next_line())
-            .await
-            .expect("the server did not answer in time")
-            .expect("read from server")?;
-        let value: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"));
-        self.log.push((Dir::ToClient, value.clone()));
-        Some(value)
-    }
-
-    /// Writes one request and reads until its response arrives. Returns everything read,
-    /// in order: the messages that came before the response (notifications), then the
-    /// response itself (always last).
-    pub async fn send(&mut self, request: Value) -> Vec<Value> {
-        let id = request
-            .get("id")
-            .cloned()
-            .expect("send() is for requests (with an id); use notify()");
-        self.write(&request).await;
-        let mut got = Vec::new();
-        loop {
-            let Some(message) = self.read().await else {
-                panic!("the server closed its output before answering {request}");
-            };
-            let is_response = message.get("method").is_none()
-                && (message.get("result").is_some() || message.get("error").is_some());
-            let answers_this = is_response && message.get("id") == Some(&id);
-            assert!(
-                !is_response || answers_this,
-                "a response to another request arrived while waiting for id {id}: {message}"
-            );
-            got.push(message);
-            if answers_this {
-                return got;
-            }
-        }
-    }
-
-    /// Writes one message that gets no response (a notification).
-    pub async fn notify(&mut self, notification: Value) {
-        assert!(
-            notification.get("id").is_none(),
-            "notify() is for notifications"
-        );
-        self.write(&notification).await;
-    }
-
-    /// Closes the client's output, reads whatever the server still writes until it
-    /// closes its output, and waits for `serve` to return. Returns what was read after
-    /// the close (normally nothing).
-    pub async fn close(&mut self) -> Vec<Value> {
-        drop(self.to_server.take());
-        let mut trailing = Vec::new();
-        while let Some(message) = self.read().await {
-            trailing.push(message);
-        }
-        if let Some(task) = self.server.take() {
-            tokio::time::timeout(ANSWER_TIMEOUT, task)
-                .await
-                .expect("serve() did not end after its input closed")
-                .expect("serve task")
-                .expect("serve() returned an error");
-        }
-        trailing
-    }
-
-    /// The conversation as text for a snapshot: each message numbered, its direction,
-    /// and its JSON pretty-printed (keys in the order they were written on the wire).
-    pub fn transcript(&self) -> String {
-        let mut out = String::new();
-        for (i, (dir, message)) in self.log.iter().enumerate() {
-            let arrow = match dir {
-                Dir::ToServer => "client → server",
-                Dir::ToClient => "server → client",
-            };
-            out.push_str(&format!("── #{} {arrow}\n", i + 1));
-            out.push_str(&serde_json::to_string_pretty(message).expect("encode"));
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// A request of `method` with `params` (omitted when `None`).
-pub fn request(id: i64, method: &str, params: Option<Value>) -> Value {
-    let mut r = json!({"jsonrpc": "2.0", "id": id, "method": method});
-    if let Some(p) = params {
-        r["params"] = p;
-    }
-    r
-}
-
-/// A notification of `method` with `params` (omitted when `None`).
-pub fn notification(method: &str, params: Option<Value>) -> Value {
-    let mut n = json!({"jsonrpc": "2.0", "method": method});
-    if let Some(p) = params {
-        n["params"] = p;
-    }
-    n
-}
 
 // ───────────────────────────── official schemas ─────────────────────────────
 
@@ -601,5 +433,35 @@ pub fn check_notification(rev: &str, message: &Value) {
         assert_schema_exact(rev, info.message, message);
     } else {
         assert_schema_exact_all(rev, &["JSONRPCNotification", info.message], message);
+    }
+}
+
+/// A request the server sent (an ask of a legacy revision): `method`, with an `s-` id of
+/// its own, a server-to-client request of `rev`'s table, an exact `JSONRPCRequest` and an
+/// exact instance of the method's definition (before 2025-11-25 those omit the envelope,
+/// so there both at once).
+pub fn check_server_request(rev: &str, message: &Value, method: &str) {
+    assert_eq!(message["method"], method, "{rev}: {message}");
+    let id = message["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{rev}: a server request id: {message}"));
+    assert!(id.starts_with("s-"), "{rev}: {message}");
+    let info = method_info(rev, method)
+        .unwrap_or_else(|| panic!("{rev}: the server sent {method}, which {rev} does not have"));
+    assert_eq!(info.kind, mcp_generated::Kind::Request, "{rev} {method}");
+    assert_ne!(
+        info.direction,
+        mcp_generated::Direction::ClientToServer,
+        "{rev}: {method} is sent by clients only"
+    );
+    assert_schema_exact(rev, "JSONRPCRequest", message);
+    let defines_envelope = schema(rev)
+        .definition(info.message)
+        .pointer("/properties/jsonrpc")
+        .is_some();
+    if defines_envelope {
+        assert_schema_exact(rev, info.message, message);
+    } else {
+        assert_schema_exact_all(rev, &["JSONRPCRequest", info.message], message);
     }
 }

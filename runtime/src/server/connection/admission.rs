@@ -1,0 +1,252 @@
+//! Admission of what arrives on a connection, in arrival order: the era of each request,
+//! the legacy lifecycle (`initialize`, `notifications/initialized`), the revision's method
+//! table, the requests answered without a handler (`logging/setLevel`, subscriptions), the
+//! notifications a server acts on, and the context a handler gets.
+
+use super::*;
+
+impl Connection {
+    pub(super) fn notification(&self, method: &str, params: Option<&Value>) {
+        match McpMethod::from_name(method) {
+            Some(McpMethod::Initialized) => {
+                let mut state = lock(&self.state);
+                if let Lifecycle::Initialized(v) = state.lifecycle {
+                    state.lifecycle = Lifecycle::Operating(v);
+                }
+            }
+            Some(McpMethod::Cancelled) => {
+                let id = params
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_value);
+                // The id is free at once: the spec lets a client reuse the id of a request
+                // it cancelled, and the cancelled handler's answer is dropped anyway.
+                if let Some(id) = id {
+                    if let Some(token) = lock(&self.in_flight).remove(&id) {
+                        token.cancel();
+                    }
+                }
+            }
+            Some(McpMethod::RootsListChanged) => self.roots_changed(),
+            // Unknown notifications are ignored, as JSON-RPC requires of a receiver that
+            // does not understand them.
+            _ => tracing::debug!(method, "notification ignored"),
+        }
+    }
+
+    /// Runs the author's roots hook, with a context of the session (its asks go out on
+    /// the session's channel and end with it).
+    pub(super) fn roots_changed(&self) {
+        let Some(hook) = self.server.inner.roots_changed.clone() else {
+            return;
+        };
+        let (caps, v) = {
+            let state = lock(&self.state);
+            match state.lifecycle.version() {
+                Some(v) => (state.client_capabilities.clone(), v),
+                None => return,
+            }
+        };
+        let peer = Peer {
+            version: v,
+            client_capabilities: caps,
+            out: self.out.clone(),
+            cancel: self.closed.clone(),
+        };
+        let ctx = Context::new(
+            peer,
+            None,
+            LogFilter::Session(self.log_level.clone()),
+            Asker::Legacy {
+                pending: Arc::clone(&self.pending),
+                timeout: self.server.limits().ask_timeout,
+            },
+            self.server.inner.events.clone(),
+        );
+        tokio::spawn(hook(ctx));
+    }
+
+    pub(super) fn progress_token(params: Option<&Value>) -> Option<Value> {
+        wire::member(wire::member(params, "_meta"), "progressToken")
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned()
+    }
+
+    pub(super) fn admit_request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        cancel: CancellationToken,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> Admission {
+        let server = &self.server;
+        let modern_served = server.versions().of_era(Era::Modern).next().is_some();
+        if modern_served && version::has_modern_meta(params) {
+            let meta = match version::negotiate_modern(params, server.versions()) {
+                Ok(meta) => meta,
+                Err(e) => return Admission::Answer(Err(e)),
+            };
+            let v = meta.version;
+            let method = match method::admit(v, method) {
+                Ok(m) => m,
+                Err(e) => return Admission::Answer(Err(e)),
+            };
+            if let Some(answer) = server.answer_now(v, method, params) {
+                return Admission::Answer(answer);
+            }
+            let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
+                Some(level) => LogFilter::AtLeast(level),
+                None => LogFilter::Off,
+            };
+            let asker = if method::may_ask(method) {
+                match Round::from_params(v, method, params, principal, &server.inner.state_keys) {
+                    Ok(round) => Asker::Modern(Arc::new(round)),
+                    Err(e) => return Admission::Answer(Err(e)),
+                }
+            } else {
+                Asker::None
+            };
+            let peer = Peer {
+                version: v,
+                client_capabilities: meta.client_capabilities,
+                out: reply.clone(),
+                cancel,
+            };
+            let ctx = Context::new(
+                peer,
+                Self::progress_token(params),
+                log,
+                asker,
+                self.server.inner.events.clone(),
+            );
+            return Admission::Handler(v, method, ctx);
+        }
+        let lifecycle = lock(&self.state).lifecycle;
+        let v = match (lifecycle, McpMethod::from_name(method)) {
+            (Lifecycle::New, Some(McpMethod::Initialize)) => {
+                return Admission::Answer(self.initialize(params))
+            }
+            (_, Some(McpMethod::Initialize)) => {
+                return Admission::Answer(Err(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid Request: initialize was already received",
+                )))
+            }
+            (Lifecycle::New, Some(McpMethod::Ping)) => {
+                return Admission::Answer(Ok(Encoded::empty_object()))
+            }
+            (Lifecycle::New, _) => {
+                return Admission::Answer(Err(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("Invalid Request: `{method}` before initialize; send initialize first"),
+                )));
+            }
+            (Lifecycle::Initialized(v) | Lifecycle::Operating(v), _) => v,
+        };
+        let method = match method::admit(v, method) {
+            Ok(m) => m,
+            Err(e) => return Admission::Answer(Err(e)),
+        };
+        if let Some(answer) = server.answer_now(v, method, params) {
+            return Admission::Answer(answer);
+        }
+        match method {
+            McpMethod::SetLevel => Admission::Answer(self.set_level(v, params)),
+            McpMethod::Subscribe | McpMethod::Unsubscribe => {
+                Admission::Answer(self.subscription(v, method, params))
+            }
+            _ => {
+                let caps = lock(&self.state).client_capabilities.clone();
+                let peer = Peer {
+                    version: v,
+                    client_capabilities: caps,
+                    out: reply.clone(),
+                    cancel,
+                };
+                let ctx = Context::new(
+                    peer,
+                    Self::progress_token(params),
+                    LogFilter::Session(self.log_level.clone()),
+                    Asker::Legacy {
+                        pending: Arc::clone(&self.pending),
+                        timeout: self.server.limits().ask_timeout,
+                    },
+                    self.server.inner.events.clone(),
+                );
+                Admission::Handler(v, method, ctx)
+            }
+        }
+    }
+
+    pub(super) fn set_level(
+        &self,
+        v: ProtocolVersion,
+        params: Option<&Value>,
+    ) -> Result<Encoded, RpcError> {
+        let level = params
+            .and_then(|p| p.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .ok_or_else(|| {
+                RpcError::invalid_params("logging/setLevel: params.level must be a log level")
+            })?;
+        self.log_level.set(level);
+        Ok(shape::empty(v, self.server.info()))
+    }
+
+    pub(super) fn subscription(
+        &self,
+        v: ProtocolVersion,
+        method: McpMethod,
+        params: Option<&Value>,
+    ) -> Result<Encoded, RpcError> {
+        let server = &self.server;
+        if !server.declares("resources") {
+            return Err(RpcError::method_not_found(method.name()));
+        }
+        let uri = params
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!("{method}: params.uri must be a string"))
+            })?;
+        let mut state = lock(&self.state);
+        if method == McpMethod::Subscribe {
+            if !server.has_resource(uri) {
+                return Err(crate::server::resource_not_found(v, uri));
+            }
+            state.subscriptions.insert(uri.to_owned());
+        } else {
+            state.subscriptions.remove(uri);
+        }
+        Ok(shape::empty(v, server.info()))
+    }
+
+    pub(super) fn initialize(&self, params: Option<&Value>) -> Result<Encoded, RpcError> {
+        let server = &self.server;
+        let v = version::negotiate_initialize(params, server.versions())?;
+        let result = server.handshake(v, || {
+            shape::initialize(
+                v,
+                server.info(),
+                &server.neutral_capabilities(),
+                server.inner.instructions.as_deref(),
+            )
+        })?;
+        let mut state = lock(&self.state);
+        state.client_capabilities = params
+            .and_then(|p| p.get("capabilities"))
+            .filter(|c| c.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        state.lifecycle = Lifecycle::Initialized(v);
+        Ok(result)
+    }
+}
+
+/// How a request is answered: at once (lifecycle, negotiation, utilities), or by a
+/// handler run as a task at revision `v`.
+pub(super) enum Admission {
+    Answer(Result<Encoded, RpcError>),
+    Handler(ProtocolVersion, McpMethod, Context),
+}

@@ -1,0 +1,385 @@
+//! One peer's conversation (a stdio process; later an HTTP session): era detection per
+//! request, the legacy lifecycle, admission of each method against the negotiated
+//! revision's generated method table, concurrency, cancellation and batches.
+
+mod admission;
+mod events;
+mod replica;
+
+use std::collections::{BTreeSet, HashMap};
+
+use admission::Admission;
+use std::ops::Deref;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_util::FutureExt;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::auth::Principal;
+use crate::cancel::{first, CancellationToken, First};
+use crate::model::LogLevel;
+use crate::protocol::asks::{Asker, Pending, Round};
+use crate::protocol::lifecycle::Lifecycle;
+use crate::protocol::logging::{LogFilter, SharedLogLevel};
+use crate::protocol::method::{self, McpMethod};
+use crate::protocol::peer::Peer;
+use crate::protocol::shape;
+use crate::protocol::version::{self, Era, ProtocolVersion};
+use crate::server::context::Context;
+use crate::server::{Server, ServerEvent};
+use crate::wire::{
+    self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RpcError,
+};
+
+struct State {
+    lifecycle: Lifecycle,
+    client_capabilities: Value,
+    subscriptions: BTreeSet<String>,
+}
+
+/// A legacy session's state as replicas share it (see `transport::http::store`).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct Snapshot {
+    pub(crate) lifecycle: Lifecycle,
+    pub(crate) client_capabilities: Value,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) subscriptions: BTreeSet<String>,
+}
+
+/// The conversation with one peer. Messages to the peer go to `out`, in order.
+pub struct Connection {
+    server: Server,
+    out: mpsc::Sender<Outgoing>,
+    state: Mutex<State>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    log_level: SharedLogLevel,
+    closed: CancellationToken,
+    pending: Arc<Pending>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding these locks; recover the data if something did.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Connection {
+    /// A connection whose outgoing messages are sent to `out`.
+    pub fn new(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
+        let conn = Connection::stateless(server, out);
+        Connection::forward_events(&conn);
+        conn
+    }
+
+    /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
+    /// session notifications, so nothing is spawned for it.
+    pub fn stateless(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
+        Arc::new(Connection {
+            server,
+            out,
+            state: Mutex::new(State {
+                lifecycle: Lifecycle::New,
+                client_capabilities: json!({}),
+                subscriptions: BTreeSet::new(),
+            }),
+            in_flight: Mutex::new(HashMap::new()),
+            log_level: SharedLogLevel::default(),
+            closed: CancellationToken::new(),
+            pending: Arc::new(Pending::default()),
+        })
+    }
+
+    /// The legacy revision negotiated on this connection, if any.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        lock(&self.state).lifecycle.version()
+    }
+
+    /// Waits until no request is running, or `grace` has passed.
+    pub async fn drain(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while !lock(&self.in_flight).is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Ends the conversation: running handlers are cancelled and their answers dropped.
+    pub fn close(&self) {
+        self.closed.cancel();
+        for token in lock(&self.in_flight).values() {
+            token.cancel();
+        }
+    }
+
+    async fn send(&self, message: Outgoing) {
+        // A closed channel means the peer is gone; there is no one left to answer.
+        let _ = self.out.send(message).await;
+    }
+
+    /// Handles one frame (a stdio line, an HTTP body). Requests run concurrently as tasks;
+    /// their answers (a batch's as one array) and the notifications their handlers emit go
+    /// to `reply`; the session's own notifications go to the connection's channel.
+    /// Returns how many requests the frame held (0: nothing will be answered, unless the
+    /// frame itself was invalid).
+    pub async fn handle_frame(
+        self: &Arc<Self>,
+        bytes: &[u8],
+        reply: &mpsc::Sender<Outgoing>,
+    ) -> usize {
+        self.handle_parsed(wire::parse_frame(bytes), reply).await
+    }
+
+    /// [`Connection::handle_frame`] for a frame already parsed (the HTTP transport reads a
+    /// request once, to route it and check its headers).
+    pub(crate) async fn handle_parsed(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+    ) -> usize {
+        self.handle_parsed_as(frame, reply, None).await
+    }
+
+    /// [`Connection::handle_parsed`] for a frame sent by `principal` (an HTTP request
+    /// whose bearer token was verified): its handlers see the principal on their
+    /// `Context`, and a 2026-07-28 `requestState` is bound to it.
+    pub(crate) async fn handle_parsed_as(
+        self: &Arc<Self>,
+        frame: Frame,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> usize {
+        match frame {
+            Frame::Single(Err(invalid)) => {
+                let _ = reply
+                    .send(wire::error_response(invalid.id.as_ref(), &invalid.error))
+                    .await;
+                1
+            }
+            Frame::Single(Ok(message)) => match self.dispatch(message, reply, principal) {
+                // Sent from here: a task would only add a hop on the way to the writer.
+                Dispatched::Ready(answer) => {
+                    let _ = reply.send(answer).await;
+                    1
+                }
+                Dispatched::Task(task) => {
+                    let reply = reply.clone();
+                    tokio::spawn(async move {
+                        if let Some(answer) = task.await {
+                            let _ = reply.send(answer).await;
+                        }
+                    });
+                    1
+                }
+                Dispatched::Nothing => 0,
+            },
+            Frame::Batch(items) => self.handle_batch(items, reply, principal).await,
+        }
+    }
+
+    async fn handle_batch(
+        self: &Arc<Self>,
+        items: Vec<Result<Message, Invalid>>,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> usize {
+        let batching = self.version().is_some_and(|v| v.features().batching);
+        if !batching {
+            let err = RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                "Invalid Request: batches are not accepted in this protocol revision",
+            );
+            let _ = reply.send(wire::error_response(None, &err)).await;
+            return 1;
+        }
+        let mut tasks = Vec::new();
+        for item in items {
+            match item {
+                Err(invalid) => tasks.push(
+                    futures_util::future::ready(Some(wire::error_response(
+                        invalid.id.as_ref(),
+                        &invalid.error,
+                    )))
+                    .boxed(),
+                ),
+                Ok(message) => match self.dispatch(message, reply, principal) {
+                    Dispatched::Ready(answer) => {
+                        tasks.push(futures_util::future::ready(Some(answer)).boxed());
+                    }
+                    Dispatched::Task(task) => tasks.push(task),
+                    Dispatched::Nothing => {}
+                },
+            }
+        }
+        let count = tasks.len();
+        if count == 0 {
+            return 0;
+        }
+        let reply = reply.clone();
+        tokio::spawn(async move {
+            let answers: Vec<Outgoing> = futures_util::future::join_all(tasks)
+                .await
+                .into_iter()
+                .flatten()
+                .collect();
+            // Only cancelled requests: nothing to send.
+            if !answers.is_empty() {
+                let _ = reply.send(wire::batch(&answers)).await;
+            }
+        });
+        count
+    }
+
+    /// Notifications and responses are handled at once; a request is answered at once
+    /// when it needs no handler (an error, `ping`, a list, `server/discover`), else it
+    /// becomes a future that yields its answer (or nothing, if it was cancelled).
+    fn dispatch(
+        self: &Arc<Self>,
+        message: Message,
+        reply: &mpsc::Sender<Outgoing>,
+        principal: Option<&Arc<Principal>>,
+    ) -> Dispatched {
+        match message {
+            Message::Notification { method, params } => {
+                self.notification(&method, params.as_ref());
+                Dispatched::Nothing
+            }
+            Message::Response { id, outcome } => {
+                if !self.pending.resolve(&id, outcome) {
+                    tracing::debug!(%id, "response to an unknown request ignored");
+                }
+                Dispatched::Nothing
+            }
+            Message::Request { id, method, params } => {
+                if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
+                    return Dispatched::Ready(refused);
+                }
+                let token = CancellationToken::new();
+                // Admission (era, lifecycle, method table) is decided now, in arrival
+                // order: a request that follows `initialize` sees the session it opened.
+                let admitted = match self.admit_request(
+                    &method,
+                    params.as_ref(),
+                    token.clone(),
+                    reply,
+                    principal,
+                ) {
+                    Admission::Answer(outcome) => {
+                        // Answered at once: it was never in progress, so it takes no
+                        // place among the requests in flight.
+                        let answer = match outcome {
+                            Ok(result) => wire::result_response(&id, &result),
+                            Err(error) => wire::error_response(Some(&id), &error),
+                        };
+                        return Dispatched::Ready(answer);
+                    }
+                    Admission::Handler(v, m, ctx) => (
+                        v,
+                        m,
+                        ctx.with_request_id(id.clone())
+                            .with_principal(principal.cloned()),
+                    ),
+                };
+                {
+                    // Checked again with the insertion: HTTP session POSTs are handled
+                    // concurrently, and another may have taken the id meanwhile.
+                    let mut in_flight = lock(&self.in_flight);
+                    if let Some(refused) = self.refuse_id(&id, &in_flight) {
+                        return Dispatched::Ready(refused);
+                    }
+                    in_flight.insert(id.clone(), token.clone());
+                }
+                let conn = Arc::clone(self);
+                Dispatched::Task(
+                    async move {
+                        let (v, method, ctx) = admitted;
+                        let server = conn.server.clone();
+                        let work =
+                            AssertUnwindSafe(async { server.handle(v, method, params, ctx).await })
+                                .catch_unwind();
+                        let timeout = server.limits().request_timeout;
+                        let outcome =
+                            match first(token.cancelled(), tokio::time::timeout(timeout, work))
+                                .await
+                            {
+                                First::A(()) => None,
+                                First::B(r) => Some(r),
+                            };
+                        {
+                            // Only this request's entry: a cancelled id may already
+                            // name a new request.
+                            let mut in_flight = lock(&conn.in_flight);
+                            if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
+                                in_flight.remove(&id);
+                            }
+                        }
+                        let outcome = outcome?;
+                        Some(match outcome {
+                            Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
+                            Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
+                            Err(_elapsed) => {
+                                // Dropping the handler's future cancels it; its asks end too.
+                                token.cancel();
+                                tracing::warn!(%method, ?timeout, "handler timed out");
+                                wire::error_response(
+                                    Some(&id),
+                                    &RpcError::internal(format!(
+                                        "Internal error: the handler did not finish within {} ms",
+                                        timeout.as_millis()
+                                    )),
+                                )
+                            }
+                            Ok(Err(_panic)) => {
+                                tracing::error!(%method, "handler panicked");
+                                wire::error_response(
+                                    Some(&id),
+                                    &RpcError::internal("Internal error: the handler panicked"),
+                                )
+                            }
+                        })
+                    }
+                    .boxed(),
+                )
+            }
+        }
+    }
+
+    /// The error for a request whose id is in use by a request in progress, or that
+    /// would exceed `Limits::max_in_flight`.
+    fn refuse_id(
+        &self,
+        id: &RequestId,
+        in_flight: &HashMap<RequestId, CancellationToken>,
+    ) -> Option<Outgoing> {
+        let err = if in_flight.contains_key(id) {
+            RpcError::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("Invalid Request: id {id} is already in use by a request in progress"),
+            )
+        } else if in_flight.len() >= self.server.limits().max_in_flight {
+            RpcError::internal(format!("Internal error: too many requests in progress on this connection (at most {}); retry when some have finished", in_flight.len()))
+        } else {
+            return None;
+        };
+        Some(wire::error_response(Some(id), &err))
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Ends the task that forwards server events to this peer (it only holds a weak
+        // reference, and would otherwise wait for the next event to notice).
+        self.closed.cancel();
+    }
+}
+
+/// What a message became in [`Connection::dispatch`].
+enum Dispatched {
+    /// Nothing to answer (a notification, a response).
+    Nothing,
+    /// The answer, already known.
+    Ready(Outgoing),
+    /// The request's handler, to run concurrently; it yields the answer, or nothing if
+    /// the request was cancelled.
+    Task(futures_util::future::BoxFuture<'static, Option<Outgoing>>),
+}

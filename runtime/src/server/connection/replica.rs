@@ -1,0 +1,68 @@
+//! What a connection shares with the other replicas of a server (HTTP with a session
+//! store): a snapshot of its state to save and restore, and the lookups that route a
+//! message to the replica that can take it.
+
+use super::*;
+
+impl Connection {
+    /// A session's connection on one replica of a group: its server-to-client request
+    /// ids carry `replica` (so that ids asked by two replicas of one session never meet).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn new_replica(
+        server: Server,
+        out: mpsc::Sender<Outgoing>,
+        replica: &str,
+    ) -> Arc<Connection> {
+        let mut conn = Connection::stateless(server, out);
+        if let Some(c) = Arc::get_mut(&mut conn) {
+            c.pending = Arc::new(Pending::prefixed(replica));
+        }
+        Connection::forward_events(&conn);
+        conn
+    }
+
+    /// The session's state, as replicas share it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let state = lock(&self.state);
+        Snapshot {
+            lifecycle: state.lifecycle,
+            client_capabilities: state.client_capabilities.clone(),
+            log_level: self.log_level.get(),
+            subscriptions: state.subscriptions.clone(),
+        }
+    }
+
+    /// Takes the state another replica stored.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn restore(&self, snapshot: Snapshot) {
+        let mut state = lock(&self.state);
+        state.lifecycle = snapshot.lifecycle;
+        state.client_capabilities = snapshot.client_capabilities;
+        state.subscriptions = snapshot.subscriptions;
+        if let Some(level) = snapshot.log_level {
+            self.log_level.set(level);
+        }
+    }
+
+    /// Whether a server-to-client request with this id waits for its answer here.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn awaits(&self, id: &RequestId) -> bool {
+        self.pending.contains(id)
+    }
+
+    /// Whether a request with this id runs here.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn runs(&self, id: &RequestId) -> bool {
+        lock(&self.in_flight).contains_key(id)
+    }
+
+    /// Sends a server event that happened on another replica to this peer (as if it
+    /// had happened here).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) async fn deliver(&self, event: ServerEvent) {
+        if let Some(message) = self.message_for(event) {
+            self.send(message).await;
+        }
+    }
+}

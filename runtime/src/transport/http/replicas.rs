@@ -1,0 +1,371 @@
+//! Sessions shared by replicas (an `HttpConfig::store` is set): a session is found in the
+//! store on every request and its local copy brought up to date; what changed is written
+//! back; and the replicas tell each other, on the store's channel, what only another may
+//! act on: an answer to a server-to-client request, a cancellation, a server event for a
+//! GET stream, a changed or ended session.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::authorize::Caller;
+use super::event_store::{Mirror, SessionStreams};
+use super::responses::{rpc_error, session_not_found};
+use super::sessions::{lock, AppState, Session};
+use super::store::{decode_record, encode_record, Shared, StoreError};
+use crate::protocol::method::McpMethod;
+use crate::server::connection::{Connection, Snapshot};
+use crate::server::ServerEvent;
+use crate::wire::{ErrorCode, Frame, Message, Outgoing, RequestId};
+
+/// 503 with a JSON-RPC internal error: the store failed (the client may retry).
+pub(super) fn store_unavailable(e: &StoreError) -> Response {
+    tracing::error!("{e}");
+    let mut r = rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        ErrorCode::INTERNAL_ERROR,
+        &format!("Internal error: the session store is unavailable ({e}); retry shortly"),
+    );
+    r.headers_mut()
+        .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+    r
+}
+
+fn owner_of(caller: &Caller) -> Option<String> {
+    caller.principal().map(|p| p.identity())
+}
+
+/// A new local session (its connection already made): its streams, mirrored to the
+/// store, filled with the session's own notifications from `rx`.
+pub(super) fn local_session(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    conn: Arc<Connection>,
+    rx: mpsc::Receiver<Outgoing>,
+    caller: &Caller,
+) -> Arc<Session> {
+    let mirror = Mirror {
+        shared: shared.clone(),
+        session: id.to_owned(),
+        ttl: state.config.session_idle_timeout,
+    };
+    let streams = SessionStreams::new(
+        state.config.max_streams_per_session,
+        state.config.max_stored_events,
+        Some(mirror),
+    );
+    streams.fill_standalone(rx);
+    Arc::new(Session {
+        conn,
+        streams: Some(streams),
+        get_open: Arc::new(AtomicBool::new(false)),
+        sse_sink: None,
+        last_seen: Mutex::new(Instant::now()),
+        principal: caller.principal().cloned(),
+    })
+}
+
+/// Writes a new session's record.
+pub(super) async fn create(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    conn: &Connection,
+    caller: &Caller,
+) -> Result<(), StoreError> {
+    let record = encode_record(&conn.snapshot(), owner_of(caller).as_deref());
+    let ttl = state.config.session_idle_timeout;
+    shared.store.save(id.to_owned(), record, ttl).await
+}
+
+/// The session `id` as the store has it (its lifetime renewed), in a local copy made or
+/// brought up to date; 404 if it does not exist or belongs to another principal, 503 if
+/// the store fails.
+// A `Response` is the natural error of a request guard.
+#[allow(clippy::result_large_err)]
+pub(super) async fn find(
+    state: &Arc<AppState>,
+    shared: &Shared,
+    id: &str,
+    caller: &Caller,
+) -> Result<Arc<Session>, Response> {
+    let local = lock(&state.sessions).get(id).cloned();
+    if let Some(s) = &local {
+        // HTTP+SSE sessions (2024-11-05) stay with their stream's replica.
+        if s.streams.is_none() {
+            return match caller.owns(s.principal.as_ref()) {
+                true => Ok(Arc::clone(s)),
+                false => Err(session_not_found()),
+            };
+        }
+    }
+    let ttl = state.config.session_idle_timeout;
+    let record = match shared.store.load(id.to_owned(), ttl).await {
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            // Ended or expired elsewhere: so here too.
+            forget(state, id);
+            return Err(session_not_found());
+        }
+        Err(e) => return Err(store_unavailable(&e)),
+    };
+    let Some((snapshot, owner)) = decode_record(&record) else {
+        return Err(session_not_found());
+    };
+    if owner != owner_of(caller) {
+        return Err(session_not_found());
+    }
+    let session = match local {
+        Some(s) => s,
+        None => {
+            let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
+            let conn = Connection::new_replica(state.server.clone(), tx, &shared.replica);
+            let made = local_session(state, shared, id, conn, rx, caller);
+            let mut sessions = lock(&state.sessions);
+            Arc::clone(sessions.entry(id.to_owned()).or_insert(made))
+        }
+    };
+    session.conn.restore(snapshot);
+    *lock(&session.last_seen) = Instant::now();
+    Ok(session)
+}
+
+/// Drops the local copy of a session (ended elsewhere).
+fn forget(state: &AppState, id: &str) {
+    let removed = lock(&state.sessions).remove(id);
+    if let Some(session) = removed {
+        session.conn.close();
+        if let Some(streams) = &session.streams {
+            streams.standalone().finish();
+        }
+    }
+}
+
+/// Ends session `id` everywhere (DELETE): its record, and every replica's copy.
+pub(super) async fn end(state: &Arc<AppState>, shared: &Shared, id: &str) -> Response {
+    if let Err(e) = shared.store.remove(id.to_owned()).await {
+        return store_unavailable(&e);
+    }
+    forget(state, id);
+    publish(shared, json!({"kind": "end", "session": id})).await;
+    StatusCode::OK.into_response()
+}
+
+/// What a request did to a session's state, written back once it is admitted (its
+/// effect on the lifecycle, log level and subscriptions is known by then).
+pub(super) struct SessionSync<'a> {
+    pub(super) state: &'a AppState,
+    pub(super) shared: &'a Shared,
+    pub(super) id: &'a str,
+    pub(super) before: Snapshot,
+    pub(super) caller: &'a Caller,
+}
+
+impl SessionSync<'_> {
+    pub(super) async fn after_admission(self, conn: &Connection) {
+        let now = conn.snapshot();
+        if now == self.before {
+            return;
+        }
+        let record = encode_record(&now, owner_of(self.caller).as_deref());
+        let ttl = self.state.config.session_idle_timeout;
+        let saved = self
+            .shared
+            .store
+            .save(self.id.to_owned(), record, ttl)
+            .await;
+        match saved {
+            Ok(()) => {
+                let note = json!({"kind": "state", "session": self.id});
+                publish(self.shared, note).await;
+            }
+            Err(e) => tracing::error!("session {} state not saved: {e}", self.id),
+        }
+    }
+}
+
+/// A message this replica cannot act on, sent to the one that can: an answer to a
+/// server-to-client request another replica sent (answered 202 here), or a cancellation
+/// of a request another replica runs (also handled here, where it changes nothing).
+pub(super) async fn relay(
+    shared: &Shared,
+    session: &Session,
+    id: &str,
+    frame: &Frame,
+    body: &[u8],
+) -> Option<Response> {
+    let Frame::Single(Ok(message)) = frame else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(body);
+    match message {
+        Message::Response { id: answered, .. } if !session.conn.awaits(answered) => {
+            let note = json!({"kind": "response", "session": id, "message": text});
+            publish(shared, note).await;
+            Some(StatusCode::ACCEPTED.into_response())
+        }
+        Message::Notification { method, params }
+            if McpMethod::from_name(method) == Some(McpMethod::Cancelled) =>
+        {
+            let target = params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(RequestId::from_value);
+            if target.is_some_and(|t| !session.conn.runs(&t)) {
+                let note = json!({"kind": "cancel", "session": id, "message": text});
+                publish(shared, note).await;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+async fn publish(shared: &Shared, mut note: Value) {
+    if let Value::Object(fields) = &mut note {
+        fields.insert("from".into(), Value::String(shared.replica.to_string()));
+    }
+    if let Err(e) = shared.store.publish(Bytes::from(note.to_string())).await {
+        tracing::warn!("message to the other replicas lost: {e}");
+    }
+}
+
+fn event_json(event: &ServerEvent) -> Value {
+    match event {
+        ServerEvent::ToolsChanged => json!({"kind": "event", "event": "tools"}),
+        ServerEvent::PromptsChanged => json!({"kind": "event", "event": "prompts"}),
+        ServerEvent::ResourcesChanged => json!({"kind": "event", "event": "resources"}),
+        ServerEvent::ResourceUpdated(uri) => {
+            json!({"kind": "event", "event": "updated", "uri": uri})
+        }
+    }
+}
+
+fn event_of(note: &Value) -> Option<ServerEvent> {
+    Some(match note.get("event")?.as_str()? {
+        "tools" => ServerEvent::ToolsChanged,
+        "prompts" => ServerEvent::PromptsChanged,
+        "resources" => ServerEvent::ResourcesChanged,
+        "updated" => ServerEvent::ResourceUpdated(note.get("uri")?.as_str()?.to_owned()),
+        _ => return None,
+    })
+}
+
+/// How long to wait before subscribing again after the store's channel was lost.
+const RESUBSCRIBE: Duration = Duration::from_millis(250);
+
+/// The replica's two tasks: its server's events published to the others, and the
+/// others' messages acted on. Both end with the transport.
+pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
+    let mut events = state.server.events();
+    let out = shared.clone();
+    let closing = state.closing.clone();
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                e = events.recv() => e,
+                () = closing.cancelled() => return,
+            };
+            match event {
+                Ok(event) => {
+                    publish(&out, event_json(&event)).await;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return,
+            }
+        }
+    });
+    let weak = Arc::downgrade(state);
+    let closing = state.closing.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = listen(weak, shared) => {}
+            () = closing.cancelled() => {}
+        }
+    });
+}
+
+async fn listen(state: Weak<AppState>, shared: Shared) {
+    loop {
+        match shared.store.subscribe().await {
+            Ok(mut messages) => {
+                while let Some(message) = messages.next().await {
+                    let Some(state) = state.upgrade() else { return };
+                    on_message(&state, &shared, &message).await;
+                }
+                tracing::warn!("lost the replicas' channel; subscribing again");
+            }
+            Err(e) => tracing::warn!("cannot hear the other replicas: {e}; retrying"),
+        }
+        if state.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(RESUBSCRIBE).await;
+    }
+}
+
+async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
+    let Ok(note) = serde_json::from_slice::<Value>(message) else {
+        return;
+    };
+    if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
+        return;
+    }
+    let kind = note.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind == "event" {
+        let Some(event) = event_of(&note) else { return };
+        // To the sessions whose GET stream is open here (the others hear it where theirs
+        // is).
+        let open: Vec<Arc<Session>> = lock(&state.sessions)
+            .values()
+            .filter(|s| s.streams.is_some() && s.get_open.load(std::sync::atomic::Ordering::SeqCst))
+            .cloned()
+            .collect();
+        for session in open {
+            session.conn.deliver(event.clone()).await;
+        }
+        return;
+    }
+    let Some(id) = note.get("session").and_then(Value::as_str) else {
+        return;
+    };
+    let Some(session) = lock(&state.sessions).get(id).cloned() else {
+        return;
+    };
+    match kind {
+        "response" | "cancel" => {
+            let Some(text) = note.get("message").and_then(Value::as_str) else {
+                return;
+            };
+            // Neither answers anything: the sink is the closed channel of stateless
+            // requests.
+            session
+                .conn
+                .handle_frame(text.as_bytes(), &state.no_session)
+                .await;
+        }
+        "state" => {
+            let ttl = state.config.session_idle_timeout;
+            match shared.store.load(id.to_owned(), ttl).await {
+                Ok(Some(record)) => {
+                    if let Some((snapshot, _)) = decode_record(&record) {
+                        session.conn.restore(snapshot);
+                    }
+                }
+                Ok(None) => forget(state, id),
+                Err(e) => tracing::warn!("session {id} not refreshed: {e}"),
+            }
+        }
+        "end" => forget(state, id),
+        _ => {}
+    }
+}
