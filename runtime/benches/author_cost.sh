@@ -148,9 +148,7 @@ row() { # name
 
 ours_main=$(cat <<'RUST'
 //! Three tools (one with a typed argument struct), one resource and one prompt, on stdio.
-use mcp_runtime::model::{
-    Implementation, Prompt, PromptMessage, PromptResult, Resource, ResourceContents, Tool,
-};
+use mcp_runtime::model::{Implementation, Prompt, Resource, Tool};
 use mcp_runtime::{transport, Server};
 
 /// What `add` takes.
@@ -192,22 +190,11 @@ async fn main() -> std::io::Result<()> {
         )
         .resource(
             Resource::new("memo://readme", "readme").mime_type("text/plain"),
-            |uri, _ctx| async move {
-                Ok(vec![ResourceContents::text(
-                    uri,
-                    "text/plain",
-                    "A server written twice.",
-                )])
-            },
+            |_uri, _ctx| async { "A server written twice." },
         )
         .typed_prompt(
             Prompt::new("greet").description("Greets someone"),
-            |args: Greet, _ctx| async move {
-                Ok(PromptResult::new([PromptMessage::user(format!(
-                    "Say hello to {}.",
-                    args.name
-                ))]))
-            },
+            |args: Greet, _ctx| async move { format!("Say hello to {}.", args.name) },
         )
         .build();
     transport::stdio::serve_stdio(server).await
