@@ -547,3 +547,25 @@ async fn list_changes_reach_the_caller_in_both_eras() {
         client.close().await;
     }
 }
+
+#[tokio::test]
+async fn elicitation_defaults_fill_the_form_sep_1034() {
+    // The user leaves the form as shown; the client answers with the schema's defaults,
+    // the number `95.5` included (which every revision's ElicitResult types as an integer).
+    let client = in_memory(kit::conformance_server(), builder().pin(rev("2025-11-25"))).await;
+    let result = client
+        .call_tool("test_elicitation_sep1034_defaults", json!({}))
+        .await
+        .expect("call");
+    let answered = text(&result);
+    assert!(!result.is_error, "{answered}");
+    for field in [
+        r#""name":"John Doe""#,
+        r#""age":30"#,
+        r#""score":95.5"#,
+        r#""status":"active""#,
+        r#""verified":true"#,
+    ] {
+        assert!(answered.contains(field), "{field} in {answered}");
+    }
+}
