@@ -21,6 +21,8 @@
 
 pub mod auth;
 mod cancel;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod model;
 mod protocol;
 mod server;

@@ -34,7 +34,7 @@ impl SamplingMessage {
         }
     }
 
-    fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let role = match self.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -69,7 +69,7 @@ pub enum SampledContent {
 }
 
 impl SampledContent {
-    fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match self {
             SampledContent::Text(text) => json!({"type": "text", "text": text}),
             SampledContent::Image { data, mime_type } => {
@@ -82,7 +82,7 @@ impl SampledContent {
         }
     }
 
-    fn from_value(value: &Value) -> SampledContent {
+    pub(crate) fn from_value(value: &Value) -> SampledContent {
         let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_owned);
         match (
             value.get("type").and_then(Value::as_str),

@@ -3,7 +3,9 @@
 //! revision's generated types. They serialize to the newest revision's JSON shape.
 
 mod asking;
+mod asking_json;
 mod builders;
+mod deserialize;
 mod serialize;
 
 pub use asking::{

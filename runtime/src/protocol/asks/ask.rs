@@ -100,9 +100,25 @@ impl Ask {
     /// Checks the client's answer against revision `v`'s result type.
     pub(super) fn check_answer(&self, v: ProtocolVersion, answer: &Value) -> Result<(), String> {
         let decoded = match self {
-            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => by_revision!(v, where elicitation, |m| {
-                serde_json::from_value::<m::ElicitResult>(answer.clone()).map(|_| ())
-            }, else return Err(format!("elicitation does not exist in MCP {v}"))),
+            Ask::Elicit { .. } | Ask::ElicitUrl { .. } => {
+                // Every revision's `ElicitResult` types a form value as `string | integer |
+                // boolean` (or a list of strings), yet a form may ask for a `number`
+                // (`NumberSchema`), whose answer — say `95.5` — that type cannot hold: a
+                // finite number is accepted too, the rest goes through the type.
+                let mut answer = answer.clone();
+                if let Some(Value::Object(content)) =
+                    answer.as_object_mut().and_then(|a| a.get_mut("content"))
+                {
+                    for value in content.values_mut() {
+                        if value.as_f64().is_some_and(f64::is_finite) {
+                            *value = Value::from(0);
+                        }
+                    }
+                }
+                by_revision!(v, where elicitation, |m| {
+                    serde_json::from_value::<m::ElicitResult>(answer).map(|_| ())
+                }, else return Err(format!("elicitation does not exist in MCP {v}")))
+            }
             Ask::CreateMessage(_) => by_revision!(v, |m| serde_json::from_value::<
                 m::CreateMessageResult,
             >(answer.clone())

@@ -1,0 +1,270 @@
+//! `mcp-bridge` in front of a server that knows only 2025-06-18 — the official Python
+//! SDK's FastMCP (`mcp==1.23.0`, the pinned `py-2025-06-18` venv) running
+//! `tests/clients/server.py` over stdio — serving official clients of other eras: the
+//! TypeScript SDK of 2024-11-05 over HTTP+SSE, the SDKs of 2025-06-18 over Streamable
+//! HTTP, and the 2.x clients of 2026-07-28 over the stateless wire and over stdio. The
+//! clients that can be asked run the `ask` scenario: the upstream server's sampling and
+//! elicitation requests are relayed to them (as requests, or as `input_required` rounds
+//! on 2026-07-28). This runtime's own client checks every revision and progress.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_runtime::client::{Client, RequestOptions};
+use mcp_runtime::model::{Content, Elicitation, Implementation, SampledMessage};
+use mcp_runtime::ProtocolVersion;
+use serde_json::{json, Map, Value};
+
+mod kit;
+
+use kit::pinned::{self, Pinned};
+
+fn bridge() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mcp-bridge"))
+}
+
+/// The upstream server's command line: the Python SDK server of 2025-06-18.
+fn upstream() -> String {
+    pinned::ensure(Pinned::PythonClients);
+    let python = pinned::clients_dir().join("py-2025-06-18/bin/python");
+    let script = pinned::clients_src().join("server.py");
+    format!("{} {}", python.display(), script.display())
+}
+
+/// The bridge serving HTTP on an ephemeral port; killed on drop.
+struct HttpBridge {
+    child: Child,
+    base: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl HttpBridge {
+    fn start() -> HttpBridge {
+        let mut child = Command::new(bridge())
+            .args(["--command", &upstream(), "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning mcp-bridge");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix("listening on ") {
+                    let url = rest.split_whitespace().next().unwrap_or_default();
+                    let _ = tx.send(url.trim_end_matches("/mcp").to_owned());
+                }
+                let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let mut bridge = HttpBridge {
+            child,
+            base: String::new(),
+            log,
+        };
+        bridge.base = rx
+            .recv_timeout(kit::patience() * 3)
+            .unwrap_or_else(|_| panic!("mcp-bridge did not start:\n{}", bridge.log()));
+        bridge
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for HttpBridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs an official client (`run-client.sh`) against `target` (`--url URL`, or
+/// `-- command…` over stdio) and returns its JSON summary.
+fn run_client(client: &str, scenario: &str, target: &[String], log: &dyn Fn() -> String) -> Value {
+    pinned::ensure_client(client);
+    let out = Command::new("bash")
+        .arg(pinned::clients_src().join("run-client.sh"))
+        .env("MCP_CLIENTS_DIR", pinned::clients_dir())
+        .args([client, "--scenario", scenario])
+        .args(target)
+        .output()
+        .unwrap_or_else(|e| panic!("{client}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| {
+            panic!(
+                "{client}: no JSON summary ({e}): {stdout}\n{}\nbridge: {}",
+                String::from_utf8_lossy(&out.stderr),
+                log()
+            )
+        });
+    assert_eq!(
+        summary["ok"],
+        true,
+        "{client} failed: {summary}\n{}\nbridge: {}",
+        String::from_utf8_lossy(&out.stderr),
+        log()
+    );
+    summary
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+fn check_basic(client: &str, s: &Value, revision: &str) {
+    assert_eq!(s["protocolVersion"], revision, "{client}: {s}");
+    assert_eq!(
+        text(&s["callResult"]),
+        "This is a simple text response for testing.",
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["resource"]["contents"][0]["uri"], "test://static-text",
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["prompt"]["messages"][0]["content"]["text"], "This is a simple prompt for testing.",
+        "{client}: {s}"
+    );
+}
+
+fn check_ask(client: &str, s: &Value, revision: &str) {
+    assert_eq!(s["protocolVersion"], revision, "{client}: {s}");
+    assert_eq!(
+        text(&s["samplingResult"]),
+        "LLM response: Paris is the capital",
+        "{client}: {s}"
+    );
+    let elicited = text(&s["elicitationResult"]);
+    assert!(
+        elicited.contains("action=accept") && elicited.contains(r#""username":"testuser""#),
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["asked"],
+        json!(["sampling/createMessage", "elicitation/create"]),
+        "{client}: {s}"
+    );
+}
+
+#[test]
+fn official_clients_of_every_era_through_the_bridge_over_http() {
+    let bridge = HttpBridge::start();
+    let log = || bridge.log();
+    // 2024-11-05 over HTTP+SSE.
+    let s = run_client(
+        "ts-2024-11-05",
+        "basic",
+        &["--url".into(), bridge.url("/sse")],
+        &log,
+    );
+    assert_eq!(s["transport"], "sse", "{s}");
+    check_basic("ts-2024-11-05", &s, "2024-11-05");
+    // 2025-06-18 over Streamable HTTP, asked by the upstream server through the bridge.
+    for client in ["ts-2025-06-18", "py-2025-06-18"] {
+        let s = run_client(client, "ask", &["--url".into(), bridge.url("/mcp")], &log);
+        check_ask(client, &s, "2025-06-18");
+    }
+    // 2026-07-28 on the stateless wire: the upstream's asks become input_required rounds.
+    for client in ["ts-2026-07-28-pinned", "py-2026-07-28-pinned"] {
+        let s = run_client(client, "ask", &["--url".into(), bridge.url("/mcp")], &log);
+        check_ask(client, &s, "2026-07-28");
+        assert_eq!(s["wire"]["inputRequiredResults"], 2, "{client}: {s}");
+    }
+}
+
+#[test]
+fn an_official_2026_client_spawns_the_bridge_over_stdio() {
+    let target = vec![
+        "--".to_owned(),
+        bridge().display().to_string(),
+        "--command".to_owned(),
+        upstream(),
+    ];
+    let s = run_client("ts-2026-07-28-auto", "ask", &target, &String::new);
+    check_ask("ts-2026-07-28-auto", &s, "2026-07-28");
+}
+
+fn our_client() -> mcp_runtime::client::ClientBuilder {
+    Client::builder(Implementation::new("bridge-test", "1.0.0"))
+        .timeout(kit::patience())
+        .on_sampling(|_| async { Ok(SampledMessage::assistant_text("m", "Paris")) })
+        .on_elicitation(|_| async {
+            let mut content = Map::new();
+            content.insert("username".into(), json!("ada"));
+            content.insert("email".into(), json!("ada@example.com"));
+            Ok(Elicitation::Accept(content))
+        })
+}
+
+fn first_text(result: &mcp_runtime::model::ToolResult) -> String {
+    match result.content.first() {
+        Some(Content::Text { text, .. }) => text.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn this_runtime_s_client_at_every_revision_through_the_bridge() {
+    let bridge = HttpBridge::start();
+    for v in ProtocolVersion::ALL {
+        let client = if v.as_str() == "2024-11-05" {
+            our_client().pin(v).connect_sse(&bridge.url("/sse")).await
+        } else {
+            our_client().pin(v).connect_url(&bridge.url("/mcp")).await
+        }
+        .unwrap_or_else(|e| panic!("{v}: {e}\nbridge: {}", bridge.log()));
+        assert_eq!(client.version(), v);
+        let result = client
+            .call_tool("test_simple_text", json!({}))
+            .await
+            .expect("call");
+        assert_eq!(
+            first_text(&result),
+            "This is a simple text response for testing."
+        );
+        let sampled = client
+            .call_tool("test_sampling", json!({"prompt": "Capital of France?"}))
+            .await
+            .unwrap_or_else(|e| panic!("{v}: {e}\nbridge: {}", bridge.log()));
+        assert_eq!(first_text(&sampled), "LLM response: Paris", "{v}");
+        if v.features().elicitation {
+            let elicited = client
+                .call_tool("test_elicitation", json!({"message": "Who?"}))
+                .await
+                .expect("elicitation");
+            assert!(
+                first_text(&elicited).contains(r#""username":"ada""#),
+                "{v}: {elicited:?}"
+            );
+        }
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = reports.clone();
+        client
+            .call_tool_with(
+                "test_tool_with_progress",
+                json!({}),
+                RequestOptions::new().on_progress(move |p| sink.lock().unwrap().push(p.progress)),
+            )
+            .await
+            .expect("progress");
+        // Relayed before the answer: every report has landed when the call returns.
+        assert_eq!(*reports.lock().unwrap(), vec![0.0, 50.0, 100.0], "{v}");
+        client.close().await;
+    }
+}

@@ -1,0 +1,83 @@
+# An MCP server built on the official Python SDK (FastMCP in mcp 1.x, MCPServer in 2.x), run with one of the pinned
+# venvs: the third-party server mcp-bridge is tested in front of (py-2025-06-18: mcp==1.23.0, which speaks 2025-06-18
+# and older), and one of the real servers the client is tested against (tests/client_interop.rs, every venv).
+# It offers what client.py / client.mjs ask for: tools test_simple_text, test_sampling (asks the client's model; 1.x),
+# test_elicitation (asks the user; mcp 1.10+), test_tool_with_progress; resource test://static-text; prompt
+# test_simple_prompt.
+# Usage: <venv>/bin/python server.py [--http PORT]      (stdio, or Streamable HTTP at http://127.0.0.1:PORT/mcp)
+import json
+import sys
+
+from pydantic import BaseModel
+
+try:
+    from mcp.server.fastmcp import Context, FastMCP as Server
+except ModuleNotFoundError:  # mcp 2.x
+    from mcp.server.mcpserver import Context, MCPServer as Server
+from mcp.types import SamplingMessage, TextContent
+
+mcp = Server("python-sdk-server")
+
+
+@mcp.tool()
+def test_simple_text() -> str:
+    """Returns a simple text response"""
+    return "This is a simple text response for testing."
+
+
+@mcp.tool()
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Asks the client's model"""
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
+        max_tokens=100,
+        related_request_id=ctx.request_id,
+    )
+    text = result.content.text if result.content.type == "text" else ""
+    return f"LLM response: {text}"
+
+
+class Details(BaseModel):
+    username: str
+    email: str
+
+
+@mcp.tool()
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Asks the user"""
+    answer = await ctx.elicit(message=message, schema=Details)
+    content = answer.data.model_dump() if answer.action == "accept" else {}
+    return f"User response: action={answer.action}, content={json.dumps(content, separators=(',', ':'))}"
+
+
+@mcp.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50, 100"""
+    for step in (0, 50, 100):
+        await ctx.report_progress(step, 100)
+    return "Progress reported"
+
+
+@mcp.resource("test://static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource"""
+    return "This is the content of the static text resource."
+
+
+@mcp.prompt()
+def test_simple_prompt() -> str:
+    """A simple prompt"""
+    return "This is a simple prompt for testing."
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        port = int(sys.argv[2])
+        if hasattr(mcp.settings, "port"):  # mcp 1.x: FastMCP settings
+            mcp.settings.host = "127.0.0.1"
+            mcp.settings.port = port
+            mcp.run(transport="streamable-http")
+        else:
+            mcp.run(transport="streamable-http", host="127.0.0.1", port=port)
+    else:
+        mcp.run()
