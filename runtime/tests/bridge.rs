@@ -11,7 +11,6 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mcp_runtime::client::{Client, RequestOptions};
 use mcp_runtime::model::{Content, Elicitation, Implementation, SampledMessage};
