@@ -3,6 +3,7 @@
 //! revision's generated types. They serialize to the newest revision's JSON shape.
 
 mod asking;
+#[cfg(feature = "client")]
 mod asking_json;
 mod builders;
 mod deserialize;
