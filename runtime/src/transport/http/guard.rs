@@ -3,8 +3,10 @@
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 
+use super::authorize::{self, Caller};
 use super::config::HttpConfig;
 use super::responses::rpc_error;
+use super::sessions::AppState;
 use crate::protocol::http_headers;
 use crate::wire::ErrorCode;
 
@@ -74,4 +76,16 @@ impl http_headers::HeaderLookup for HeaderMap {
     fn header(&self, name: &str) -> Option<&str> {
         header_str(self, name)
     }
+}
+
+/// What every GET, DELETE and HTTP+SSE handler checks first: the bearer token when the
+/// server is a resource server (401/403/503 otherwise), then Host and Origin (403).
+pub(super) async fn first_checks(
+    state: &AppState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+) -> Result<Caller, Response> {
+    let caller = authorize::authorize(state.config.authorization.as_ref(), headers, uri).await?;
+    check_host(&state.config, headers)?;
+    Ok(caller)
 }

@@ -14,7 +14,7 @@ use futures_util::stream;
 use tokio::sync::mpsc;
 
 use super::authorize;
-use super::guard::check_host;
+use super::guard::first_checks;
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_event, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
 use crate::server::connection::Connection;
@@ -27,14 +27,10 @@ pub(super) async fn get_sse(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let authz = state.config.authorization.as_ref();
-    let caller = match authorize::authorize(authz, &headers, &uri).await {
+    let caller = match first_checks(&state, &headers, &uri).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if let Err(r) = check_host(&state.config, &headers) {
-        return r;
-    }
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
@@ -119,14 +115,10 @@ pub(super) async fn post_messages(
     Query(query): Query<HashMap<String, String>>,
     body: Bytes,
 ) -> Response {
-    let authz = state.config.authorization.as_ref();
-    let caller = match authorize::authorize(authz, &headers, &uri).await {
+    let caller = match first_checks(&state, &headers, &uri).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if let Err(r) = check_host(&state.config, &headers) {
-        return r;
-    }
     let Some(session_id) = query.get("sessionId") else {
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -147,7 +139,9 @@ pub(super) async fn post_messages(
     // full, its POSTs wait here instead of piling up answers in memory.
     drop(sink.reserve().await);
     let frame = wire::parse_frame(&body);
-    if let Some(refused) = authorize::frame_refusal(authz, &caller, &frame) {
+    if let Some(refused) =
+        authorize::frame_refusal(state.config.authorization.as_ref(), &caller, &frame)
+    {
         return refused;
     }
     session

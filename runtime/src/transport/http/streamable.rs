@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::authorize::{self, Caller};
 use super::event_store::SessionStreams;
 use super::exchange::dispatch;
-use super::guard::{check_host, header_str};
+use super::guard::{check_host, first_checks, header_str};
 use super::replicas::{self, SessionSync};
 use super::responses::{rpc_error, session_not_found, shutting_down, sse_response};
 use super::sessions::{find_session, lock, new_session_id, AppState, Session};
@@ -255,14 +255,10 @@ pub(super) async fn get_mcp(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let authz = state.config.authorization.as_ref();
-    let caller = match authorize::authorize(authz, &headers, &uri).await {
+    let caller = match first_checks(&state, &headers, &uri).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if let Err(r) = check_host(&state.config, &headers) {
-        return r;
-    }
     if !state.config.get_stream {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
@@ -343,14 +339,10 @@ pub(super) async fn delete_mcp(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let authz = state.config.authorization.as_ref();
-    let caller = match authorize::authorize(authz, &headers, &uri).await {
+    let caller = match first_checks(&state, &headers, &uri).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if let Err(r) = check_host(&state.config, &headers) {
-        return r;
-    }
     let Some(session_id) = header_str(&headers, http_headers::SESSION_ID) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
