@@ -4,6 +4,7 @@
 //! `protocol::http_headers`). Values that cannot travel as plain header text go in the
 //! `=?base64?…?=` form.
 
+use crate::protocol::http_headers::collect_header_params;
 use base64::Engine;
 use serde_json::Value;
 
@@ -57,7 +58,7 @@ pub(crate) fn encode(value: &str) -> String {
 /// has a value (absent and `null` send nothing).
 fn param_headers(schema: &Value, arguments: &Value) -> Vec<(String, String)> {
     let mut annotated = Vec::new();
-    collect(schema, &mut Vec::new(), &mut annotated);
+    collect_header_params(schema, &mut Vec::new(), &mut annotated);
     let mut headers = Vec::new();
     for (path, name) in annotated {
         let mut value = arguments;
@@ -77,21 +78,6 @@ fn param_headers(schema: &Value, arguments: &Value) -> Vec<(String, String)> {
         headers.push((format!("mcp-param-{}", name.to_ascii_lowercase()), text));
     }
     headers
-}
-
-/// Annotated properties reachable from the root through `properties` only.
-fn collect(schema: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
-    let Some(Value::Object(props)) = schema.get("properties") else {
-        return;
-    };
-    for (key, sub) in props {
-        path.push(key.clone());
-        if let Some(name) = sub.get("x-mcp-header").and_then(Value::as_str) {
-            out.push((path.clone(), name.to_owned()));
-        }
-        collect(sub, path, out);
-        path.pop();
-    }
 }
 
 /// Why a tool's `x-mcp-header` annotations are invalid, if they are (the client must then

@@ -129,8 +129,9 @@ pub(crate) fn check_param_headers(
     Ok(())
 }
 
-/// Annotated properties reachable from the root through `properties` only.
-fn collect_header_params(
+/// Annotated properties reachable from the root through `properties` only: each one's
+/// path of property names and its header name.
+pub(crate) fn collect_header_params(
     schema: &Value,
     path: &mut Vec<String>,
     out: &mut Vec<(Vec<String>, String)>,

@@ -5,7 +5,9 @@
 //! header rules. Shared by every transport; it knows no handler and no socket.
 
 pub(crate) mod asks;
-#[cfg(feature = "http")]
+// The server checks these rules (`http`) and the client writes them (`client`).
+#[cfg(any(feature = "http", feature = "client"))]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) mod http_headers;
 pub(crate) mod lifecycle;
 pub(crate) mod logging;

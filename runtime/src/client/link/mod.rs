@@ -40,6 +40,8 @@ pub(crate) enum Incoming {
 }
 
 /// What the client sends: one encoded message and what the transport needs to know of it.
+// Only the HTTP links read everything but `json` (a stdio-only build has none).
+#[cfg_attr(not(feature = "client-http"), allow(dead_code))]
 #[derive(Clone, Debug)]
 pub(crate) struct Outbound {
     /// The JSON-RPC message.
@@ -65,6 +67,7 @@ pub(crate) enum OutboundKind {
 
 /// Which kind of transport a link is (the core adds HTTP headers only for HTTP links,
 /// and cancels modern HTTP requests by closing their streams).
+#[cfg_attr(not(feature = "client-http"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LinkKind {
     /// Newline-delimited JSON over a byte stream (a child's stdio).

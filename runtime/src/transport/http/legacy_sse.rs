@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 
 use super::authorize;
 use super::guard::first_checks;
-use super::responses::{rpc_error, session_not_found, shutting_down, sse_event, sse_response};
-use super::sessions::{find_session, lock, new_session_id, AppState, Session};
+use super::responses::{rpc_error, session_not_found, sse_event, sse_response};
+use super::sessions::{find_session, lock, new_session_id, room_for_a_session, AppState, Session};
 use crate::server::connection::Connection;
 use crate::wire::{self, ErrorCode, Outgoing};
 
@@ -31,16 +31,8 @@ pub(super) async fn get_sse(
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    if state.stopping.is_cancelled() {
-        return shutting_down();
-    }
-    if lock(&state.sessions).len() >= state.config.max_sessions {
-        return rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            None,
-            ErrorCode::INTERNAL_ERROR,
-            "Too many sessions",
-        );
+    if let Err(refused) = room_for_a_session(&state) {
+        return refused;
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = Connection::new(state.server.clone(), tx.clone());

@@ -6,18 +6,19 @@ use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use axum::http::StatusCode;
 use axum::response::Response;
 use tokio::sync::mpsc;
 
 use super::authorize::Caller;
 use super::config::HttpConfig;
 use super::event_store::SessionStreams;
-use super::responses::session_not_found;
+use super::responses::{rpc_error, session_not_found, shutting_down};
 use crate::auth::Principal;
 use crate::cancel::CancellationToken;
 use crate::server::connection::Connection;
 use crate::server::Server;
-use crate::wire::Outgoing;
+use crate::wire::{ErrorCode, Outgoing};
 
 pub(super) struct Session {
     pub(super) conn: Arc<Connection>,
@@ -145,4 +146,23 @@ pub(super) fn new_session_id() -> String {
     #[allow(clippy::expect_used)]
     getrandom::getrandom(&mut bytes).expect("the OS random source is unavailable");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a new session may open: not while shutting down (503), nor beyond
+/// `HttpConfig::max_sessions` (503).
+// A `Response` is the natural error of a request guard; it is built once per rejection.
+#[allow(clippy::result_large_err)]
+pub(super) fn room_for_a_session(state: &AppState) -> Result<(), Response> {
+    if state.stopping.is_cancelled() {
+        return Err(shutting_down());
+    }
+    if lock(&state.sessions).len() >= state.config.max_sessions {
+        return Err(rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            "Too many sessions",
+        ));
+    }
+    Ok(())
 }

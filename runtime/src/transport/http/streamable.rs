@@ -17,8 +17,8 @@ use super::event_store::SessionStreams;
 use super::exchange::dispatch;
 use super::guard::{check_host, first_checks, header_str};
 use super::replicas::{self, SessionSync};
-use super::responses::{rpc_error, session_not_found, shutting_down, sse_response};
-use super::sessions::{find_session, lock, new_session_id, AppState, Session};
+use super::responses::{rpc_error, session_not_found, sse_response};
+use super::sessions::{find_session, lock, new_session_id, room_for_a_session, AppState, Session};
 use super::stateless::{stateless, stateless_refusal, Probe};
 use crate::protocol::http_headers;
 use crate::protocol::method::McpMethod;
@@ -190,16 +190,8 @@ pub(super) async fn post_mcp(
 }
 
 pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Caller) -> Response {
-    if state.stopping.is_cancelled() {
-        return shutting_down();
-    }
-    if lock(&state.sessions).len() >= state.config.max_sessions {
-        return rpc_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            None,
-            ErrorCode::INTERNAL_ERROR,
-            "Too many sessions",
-        );
+    if let Err(refused) = room_for_a_session(state) {
+        return refused;
     }
     let (tx, rx) = mpsc::channel(state.server.limits().outbound_queue);
     let conn = match &state.shared {
@@ -293,16 +285,10 @@ pub(super) async fn get_mcp(
             .is_some_and(|(stream, _)| super::store::is_standalone(stream));
         if streams.mirror().is_some() {
             let on_end: Option<Box<dyn FnOnce() + Send>> = if remote_standalone {
-                if session.get_open.swap(true, Ordering::SeqCst) {
-                    return rpc_error(
-                        StatusCode::CONFLICT,
-                        None,
-                        ErrorCode(-32000),
-                        "Conflict: this session already has a GET stream",
-                    );
+                match claim_get_stream(&session) {
+                    Ok(release) => Some(release),
+                    Err(refused) => return refused,
                 }
-                let open = Arc::clone(&session.get_open);
-                Some(Box::new(move || open.store(false, Ordering::SeqCst)))
             } else {
                 None
             };
@@ -317,21 +303,30 @@ pub(super) async fn get_mcp(
             "Last-Event-ID does not name a stream of this session",
         );
     }
+    let release = match claim_get_stream(&session) {
+        Ok(release) => release,
+        Err(refused) => return refused,
+    };
+    let from = streams.standalone_live_position();
+    let events = streams.standalone().reader(from, Some(release));
+    sse_response(Body::from_stream(events))
+}
+
+/// Claims the session's one GET stream (409 if it is open already): the returned
+/// closure, run when the stream ends, frees it again.
+// A `Response` is the natural error of a request guard; it is built once per rejection.
+#[allow(clippy::result_large_err)]
+fn claim_get_stream(session: &Session) -> Result<Box<dyn FnOnce() + Send>, Response> {
     if session.get_open.swap(true, Ordering::SeqCst) {
-        return rpc_error(
+        return Err(rpc_error(
             StatusCode::CONFLICT,
             None,
             ErrorCode(-32000),
             "Conflict: this session already has a GET stream",
-        );
+        ));
     }
     let open = Arc::clone(&session.get_open);
-    let from = streams.standalone_live_position();
-    let events = streams.standalone().reader(
-        from,
-        Some(Box::new(move || open.store(false, Ordering::SeqCst))),
-    );
-    sse_response(Body::from_stream(events))
+    Ok(Box::new(move || open.store(false, Ordering::SeqCst)))
 }
 
 pub(super) async fn delete_mcp(
