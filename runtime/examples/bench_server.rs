@@ -50,10 +50,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             running.waiting().await?;
         }
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "unknown server `{other}`: ours, ours-http, rmcp-pipes, rmcp-stdio, null or null-http"
         )
-        .into()),
+            .into())
+        }
     }
     Ok(())
 }
