@@ -28,9 +28,9 @@
 mod frames;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../tests/kit/patience.rs"]
-mod patience;
+pub(crate) mod patience;
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -70,6 +70,12 @@ pub struct Report {
     pub notifications: u64,
     /// Notifications received that belonged to another client or request.
     pub foreign: u64,
+    /// GET streams cut (their replica died) and resumed through another replica
+    /// (`examples/replica_load.rs`).
+    pub resumed: u64,
+    /// Resource updates announced while a client's cut GET stream was not open anywhere
+    /// (notifications are not queued for a session without a GET stream).
+    pub missed_while_cut: u64,
     /// Wall time of the whole run.
     pub elapsed: Duration,
     /// Peak resident memory of this process (server and clients), KiB, if known.
@@ -129,6 +135,13 @@ impl std::fmt::Display for Report {
         if let Some((before, after)) = self.fds_after {
             write!(f, " ({before} before the run, {after} after it)")?;
         }
+        if self.resumed > 0 || self.missed_while_cut > 0 {
+            write!(
+                f,
+                "\nGET streams resumed after a cut: {}, resource updates missed while cut: {}",
+                self.resumed, self.missed_while_cut
+            )?;
+        }
         if let Some(p) = &self.first_problem {
             write!(f, "\nfirst problem: {p}")?;
         }
@@ -138,7 +151,7 @@ impl std::fmt::Display for Report {
 
 /// Counters shared by the client tasks.
 #[derive(Default)]
-struct Tally {
+pub struct Tally {
     calls: AtomicU64,
     messages: AtomicU64,
     answered: AtomicU64,
@@ -149,6 +162,10 @@ struct Tally {
     notifications_expected: AtomicU64,
     notifications: AtomicU64,
     foreign: AtomicU64,
+    resumed: AtomicU64,
+    missed_while_cut: AtomicU64,
+    /// Clients past their handshake (sessions open), calling.
+    started: AtomicU64,
     peak_fds: AtomicU64,
     first_problem: Mutex<Option<String>>,
 }
@@ -167,7 +184,27 @@ impl Tally {
         first.get_or_insert(what);
     }
 
-    fn report(&self, transport: &'static str, clients: usize, elapsed: Duration) -> Report {
+    /// A failed request: silence (no answer within the patience) counts as lost, anything
+    /// else (an error status, a cut connection) as an error.
+    fn failed(&self, what: String) {
+        let counter = match what.contains("silence") {
+            true => &self.lost,
+            false => &self.errors,
+        };
+        self.problem(counter, what);
+    }
+
+    /// Calls answered so far, with their own data.
+    pub fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Clients past their handshake so far.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    pub fn report(&self, transport: &'static str, clients: usize, elapsed: Duration) -> Report {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Report {
             transport,
@@ -182,6 +219,8 @@ impl Tally {
             notifications_expected: get(&self.notifications_expected),
             notifications: get(&self.notifications),
             foreign: get(&self.foreign),
+            resumed: get(&self.resumed),
+            missed_while_cut: get(&self.missed_while_cut),
             peak_fds: get(&self.peak_fds),
             fds_after: None,
             elapsed,
@@ -418,7 +457,14 @@ async fn post(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = req.send().await.map_err(|e| format!("POST {url}: {e}"))?;
+    let silence = |e: &reqwest::Error| match e.is_timeout() {
+        true => "silence: ",
+        false => "",
+    };
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("{}POST {url}: {e}", silence(&e)))?;
     let status = resp.status().as_u16();
     let session = resp
         .headers()
@@ -431,7 +477,10 @@ async fn post(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let text = resp.text().await.map_err(|e| format!("body: {e}"))?;
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| format!("{}body: {e}", silence(&e)))?;
     let messages = frames::answer_messages(&content_type, &text)?;
     Ok(Posted {
         status,
@@ -511,9 +560,12 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
     if let Err(e) = post(&http, &url, &h, &initialized).await {
         tally.problem(&tally.errors, format!("{client}: initialized: {e}"));
     }
+    Tally::add(&tally.started, 1);
     // The session's GET stream: resource updates for this client's resource only.
     let own_uri = format!("load://client/{n}");
     let mut listener = None;
+    // Set before the session is ended: the GET stream's end is then expected.
+    let ending = Arc::new(AtomicBool::new(false));
     if get_stream {
         let resp = streams
             .get(&url)
@@ -545,25 +597,66 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                 )
             }
         }
-        let t = Arc::clone(&tally);
-        let uri = own_uri.clone();
-        let who = client.clone();
+        let (t, uri, who) = (Arc::clone(&tally), own_uri.clone(), client.clone());
+        let (streams, url, session, ending) = (
+            streams.clone(),
+            url.clone(),
+            session.clone(),
+            Arc::clone(&ending),
+        );
         listener = Some(tokio::spawn(async move {
-            let mut heard = 0u64;
+            let (mut heard, mut cut) = (0u64, false);
+            let mut last_id: Option<String> = None;
             let mut events = SseReader::new(resp);
-            while let Some(event) = events.next().await {
-                match event.and_then(|e| e.message()) {
-                    Ok(m)
-                        if m["method"] == "notifications/resources/updated"
-                            && m["params"]["uri"] == uri.as_str() =>
-                    {
-                        heard += 1
+            loop {
+                while let Some(event) = events.next().await {
+                    let event = match event {
+                        Ok(event) => event,
+                        Err(e) => {
+                            t.problem(&t.errors, format!("{who}'s GET stream: {e}"));
+                            continue;
+                        }
+                    };
+                    if event.id.is_some() {
+                        last_id.clone_from(&event.id);
                     }
-                    Ok(m) => t.problem(&t.foreign, format!("{who}'s GET stream heard {m}")),
-                    Err(e) => t.problem(&t.errors, format!("{who}'s GET stream: {e}")),
+                    // An event with no data (an SSE priming event) carries no message.
+                    if event.data.is_empty() {
+                        continue;
+                    }
+                    match event.message() {
+                        Ok(m)
+                            if m["method"] == "notifications/resources/updated"
+                                && m["params"]["uri"] == uri.as_str() =>
+                        {
+                            heard += 1
+                        }
+                        Ok(m) => t.problem(&t.foreign, format!("{who}'s GET stream heard {m}")),
+                        Err(e) => t.problem(&t.errors, format!("{who}'s GET stream: {e}")),
+                    }
+                }
+                if ending.load(Ordering::SeqCst) {
+                    break;
+                }
+                // Cut before the session ended (its replica died): resumed, from the last
+                // event seen, on whichever replica takes the new GET.
+                cut = true;
+                let reopened =
+                    reopen_get_stream(&streams, &url, &session, version, last_id.as_deref());
+                match reopened.await {
+                    Ok(resp) => {
+                        Tally::add(&t.resumed, 1);
+                        events = SseReader::new(resp);
+                    }
+                    Err(e) => {
+                        if !ending.load(Ordering::SeqCst) {
+                            t.problem(&t.errors, format!("{who}'s GET stream: {e}"));
+                        }
+                        break;
+                    }
                 }
             }
-            heard
+            (heard, cut)
         }));
     }
     let mut touches = 0u64;
@@ -585,11 +678,17 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                 },
                 &p.messages,
             ),
-            Ok(p) => tally.problem(
-                &tally.errors,
-                format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
-            ),
-            Err(e) => tally.problem(&tally.errors, format!("{client}: call {id}: {e}")),
+            Ok(p) => {
+                Tally::add(&tally.calls, 1);
+                tally.problem(
+                    &tally.errors,
+                    format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                )
+            }
+            Err(e) => {
+                Tally::add(&tally.calls, 1);
+                tally.failed(format!("{client}: call {id}: {e}"))
+            }
         }
         if listener.is_some() && k % 10 == 9 {
             let touch = json!({"jsonrpc": "2.0", "id": -id, "method": "tools/call", "params": {"name": "touch", "arguments": {"uri": own_uri}}});
@@ -612,25 +711,74 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
     if let Some(listener) = listener {
         // Updates travel asynchronously: wait for them before ending the session.
         tokio::time::sleep(Duration::from_millis(200)).await;
+        ending.store(true, Ordering::SeqCst);
         end_session(&tally, &http, &url, &session).await;
-        Tally::add(&tally.notifications_expected, touches);
         match tokio::time::timeout(patience::patience(), listener).await {
-            Ok(Ok(heard)) => {
+            Ok(Ok((heard, cut))) => {
                 Tally::add(&tally.notifications, heard.min(touches));
-                if heard < touches {
+                let missed = match cut {
+                    true => touches.saturating_sub(heard),
+                    false => 0,
+                };
+                Tally::add(&tally.notifications_expected, touches - missed);
+                if heard > touches {
+                    tally.problem(
+                        &tally.duplicated,
+                        format!("{client}: {heard} resource updates for {touches} touches"),
+                    );
+                } else if missed > 0 {
+                    // Announced while its GET stream was open nowhere: not delivered, and
+                    // not stored for a resume either (counted apart, not as lost).
+                    Tally::add(&tally.missed_while_cut, missed);
+                } else if heard < touches {
                     tally.problem(
                         &tally.lost,
                         format!("{client}: {heard} of {touches} resource updates"),
                     );
                 }
             }
-            _ => tally.problem(
-                &tally.errors,
-                format!("{client}: the GET stream did not end"),
-            ),
+            _ => {
+                Tally::add(&tally.notifications_expected, touches);
+                tally.problem(
+                    &tally.errors,
+                    format!("{client}: the GET stream did not end"),
+                )
+            }
         }
     } else {
         end_session(&tally, &http, &url, &session).await;
+    }
+}
+
+/// A session's GET stream opened again after a cut, resuming after `last_id` if any event
+/// was seen; retried (a replica may be refusing connections) within the patience.
+async fn reopen_get_stream(
+    streams: &reqwest::Client,
+    url: &str,
+    session: &str,
+    version: &str,
+    last_id: Option<&str>,
+) -> Result<reqwest::Response, String> {
+    let started = Instant::now();
+    loop {
+        let mut req = streams
+            .get(url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", version);
+        if let Some(id) = last_id {
+            req = req.header("last-event-id", id);
+        }
+        let status = match req.send().await {
+            Ok(r) if r.status().as_u16() == 200 => return Ok(r),
+            Ok(r) if r.status().as_u16() == 404 => return Err("the session ended".into()),
+            Ok(r) => r.status().to_string(),
+            Err(e) => e.to_string(),
+        };
+        if started.elapsed() > patience::patience() {
+            return Err(format!("not reopened within the patience: {status}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -673,6 +821,7 @@ async fn stateless_client(setup: Setup) {
         ("mcp-method", "tools/call"),
         ("mcp-name", "echo"),
     ];
+    Tally::add(&tally.started, 1);
     for k in 0..calls {
         let id = 10 + k as i64;
         let nonce = nonces.next();
@@ -698,11 +847,17 @@ async fn stateless_client(setup: Setup) {
                 },
                 &p.messages,
             ),
-            Ok(p) => tally.problem(
-                &tally.errors,
-                format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
-            ),
-            Err(e) => tally.problem(&tally.errors, format!("{client}: call {id}: {e}")),
+            Ok(p) => {
+                Tally::add(&tally.calls, 1);
+                tally.problem(
+                    &tally.errors,
+                    format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                )
+            }
+            Err(e) => {
+                Tally::add(&tally.calls, 1);
+                tally.failed(format!("{client}: call {id}: {e}"))
+            }
         }
     }
 }
@@ -809,6 +964,7 @@ async fn sse_client(setup: Setup) {
     }
     let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
     send(initialized).await;
+    Tally::add(&tally.started, 1);
     for k in 0..calls {
         let id = 10 + k as i64;
         let nonce = nonces.next();
@@ -874,49 +1030,11 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         listener,
         config,
     ));
-    let http = reqwest::Client::builder()
-        .timeout(patience::patience())
-        .tcp_nodelay(true)
-        .build()
-        .unwrap_or_default();
-    // Streams stay open for the whole run: no overall timeout on them (each event of an
-    // HTTP+SSE answer is awaited within the patience).
-    let streams = reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .build()
-        .unwrap_or_default();
     let tally = Arc::new(Tally::default());
     let fds_before = open_fds();
     let fds = watch_fds(&tally);
-    let start = Instant::now();
-    let tasks: Vec<_> = (0..clients)
-        .map(|n| {
-            let setup = Setup {
-                tally: Arc::clone(&tally),
-                http: http.clone(),
-                streams: streams.clone(),
-                base: base.clone(),
-                n,
-                calls,
-            };
-            let version = LEGACY[(n / 10) % LEGACY.len()];
-            match kind_of(n) {
-                "stateless" => tokio::spawn(stateless_client(setup)),
-                "sse" => tokio::spawn(sse_client(setup)),
-                "streamable+get" => tokio::spawn(streamable_client(setup, version, true)),
-                _ => tokio::spawn(streamable_client(setup, version, false)),
-            }
-        })
-        .collect();
-    for task in tasks {
-        if let Err(e) = task.await {
-            tally.problem(&tally.errors, format!("client task: {e}"));
-        }
-    }
-    let elapsed = start.elapsed();
+    let elapsed = drive(&tally, &base, clients, calls, true).await;
     fds.abort();
-    // The clients close their pooled connections; the server must close its ends.
-    drop((http, streams));
     let mut fds_after = open_fds();
     for _ in 0..50 {
         if fds_after <= fds_before + 8 {
@@ -929,6 +1047,56 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
     let mut report = tally.report("http", clients, elapsed);
     report.fds_after = Some((fds_before, fds_after));
     report
+}
+
+/// `clients` concurrent HTTP clients of the mix [`kind_of`] makes (HTTP+SSE ones only
+/// `with_sse`: they are made streamable otherwise), `calls` calls each, against the
+/// server at `base` (`http://HOST:PORT`), counted in `tally`; the time they took. The
+/// clients' connections are closed when it returns.
+pub async fn drive(
+    tally: &Arc<Tally>,
+    base: &str,
+    clients: usize,
+    calls: usize,
+    with_sse: bool,
+) -> Duration {
+    let http = reqwest::Client::builder()
+        .timeout(patience::patience())
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_default();
+    // Streams stay open for the whole run: no overall timeout on them (each event of an
+    // HTTP+SSE answer is awaited within the patience).
+    let streams = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_default();
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|n| {
+            let setup = Setup {
+                tally: Arc::clone(tally),
+                http: http.clone(),
+                streams: streams.clone(),
+                base: base.to_owned(),
+                n,
+                calls,
+            };
+            let version = LEGACY[(n / 10) % LEGACY.len()];
+            match kind_of(n) {
+                "stateless" => tokio::spawn(stateless_client(setup)),
+                "sse" if with_sse => tokio::spawn(sse_client(setup)),
+                "streamable+get" => tokio::spawn(streamable_client(setup, version, true)),
+                _ => tokio::spawn(streamable_client(setup, version, false)),
+            }
+        })
+        .collect();
+    for task in tasks {
+        if let Err(e) = task.await {
+            tally.problem(&tally.errors, format!("client task: {e}"));
+        }
+    }
+    start.elapsed()
 }
 
 // ───────────────────────────── stdio ─────────────────────────────

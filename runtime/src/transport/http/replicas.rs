@@ -69,6 +69,7 @@ pub(super) fn local_session(
         streams: Some(streams),
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
+        sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
         principal: caller.principal().cloned(),
     })
@@ -139,6 +140,79 @@ pub(super) async fn find(
     Ok(session)
 }
 
+/// An HTTP+SSE session's record (2024-11-05): which transport, and whose. The session
+/// itself lives with its stream, on one replica; the record lets every replica take its
+/// POSTs. Streamable HTTP lookups (`decode_record`) do not read it as one of theirs.
+fn sse_record(caller: &Caller) -> String {
+    json!({"transport": "sse", "owner": owner_of(caller)}).to_string()
+}
+
+/// Writes a new HTTP+SSE session's record.
+pub(super) async fn create_sse(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    caller: &Caller,
+) -> Result<(), StoreError> {
+    let ttl = state.config.session_idle_timeout;
+    shared
+        .store
+        .save(id.to_owned(), sse_record(caller), ttl)
+        .await
+}
+
+/// Removes an HTTP+SSE session's record (its stream ended), in the background.
+pub(super) fn end_sse(shared: &Shared, id: &str) {
+    let (store, id) = (Arc::clone(&shared.store), id.to_owned());
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            if let Err(e) = store.remove(id.clone()).await {
+                tracing::warn!("HTTP+SSE session {id}: record not removed ({e}); it expires");
+            }
+        });
+    }
+}
+
+/// A POST to an HTTP+SSE session with a session store: sent on the store's channel to
+/// whichever replica holds the session's stream (202), even when that is this one — so
+/// that a message POSTed here cannot overtake one POSTed to another replica before it.
+/// 404 for an unknown session or another principal's, 503 when the store fails.
+pub(super) async fn post_sse(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    caller: &Caller,
+    body: &[u8],
+) -> Response {
+    let ttl = state.config.session_idle_timeout;
+    let record = match shared.store.load(id.to_owned(), ttl).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return session_not_found(),
+        Err(e) => return store_unavailable(&e),
+    };
+    let ours = serde_json::from_str::<Value>(&record).is_ok_and(|r| {
+        r.get("transport").and_then(Value::as_str) == Some("sse")
+            && r.get("owner").and_then(Value::as_str) == owner_of(caller).as_deref()
+    });
+    if !ours {
+        return session_not_found();
+    }
+    // JSON is UTF-8; the message travels as a JSON string.
+    let Ok(text) = std::str::from_utf8(body) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::PARSE_ERROR,
+            "Parse error: the body is not UTF-8",
+        );
+    };
+    let note = json!({"kind": "sse", "session": id, "message": text, "from": &*shared.replica});
+    match shared.store.publish(Bytes::from(note.to_string())).await {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(e) => store_unavailable(&e),
+    }
+}
+
 /// Drops the local copy of a session (ended elsewhere): its connection closes, its GET
 /// stream ends.
 pub(super) fn forget(state: &AppState, id: &str) {
@@ -196,7 +270,9 @@ impl SessionSync<'_> {
 
 /// A message this replica cannot act on, sent to the one that can: an answer to a
 /// server-to-client request another replica sent (answered 202 here), or a cancellation
-/// of a request another replica runs (also handled here, where it changes nothing).
+/// of a request another replica runs (also handled here, where it changes nothing). In a
+/// batch (2025-03-26) each such element is sent on, and the batch is then handled here
+/// as a whole (the answers it does not await are ignored, as any unknown answer is).
 pub(super) async fn relay(
     shared: &Shared,
     session: &Session,
@@ -204,15 +280,45 @@ pub(super) async fn relay(
     frame: &Frame,
     body: &[u8],
 ) -> Option<Response> {
-    let Frame::Single(Ok(message)) = frame else {
-        return None;
-    };
-    let text = String::from_utf8_lossy(body);
+    match frame {
+        Frame::Single(Ok(message)) => {
+            let text = String::from_utf8_lossy(body);
+            let kind = elsewhere(session, message)?;
+            let note = json!({"kind": kind, "session": id, "message": text});
+            publish(shared, note).await;
+            // An answer is taken (202); a cancellation also runs its course here.
+            (kind == "response").then(|| StatusCode::ACCEPTED.into_response())
+        }
+        Frame::Batch(items) => {
+            let mut texts: Option<Vec<Value>> = None;
+            for (i, item) in items.iter().enumerate() {
+                let Some(kind) = item.as_ref().ok().and_then(|m| elsewhere(session, m)) else {
+                    continue;
+                };
+                // The element as the client wrote it (the batch is read once, if needed).
+                let texts = texts.get_or_insert_with(|| match serde_json::from_slice(body) {
+                    Ok(Value::Array(elements)) => elements,
+                    _ => Vec::new(),
+                });
+                let Some(element) = texts.get(i) else {
+                    continue;
+                };
+                let note = json!({"kind": kind, "session": id, "message": element.to_string()});
+                publish(shared, note).await;
+            }
+            None
+        }
+        Frame::Single(Err(_)) => None,
+    }
+}
+
+/// Whether another replica must act on `message`: `"response"` for an answer to a
+/// request this replica did not send, `"cancel"` for a cancellation of a request it does
+/// not run.
+fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
     match message {
         Message::Response { id: answered, .. } if !session.conn.awaits(answered) => {
-            let note = json!({"kind": "response", "session": id, "message": text});
-            publish(shared, note).await;
-            Some(StatusCode::ACCEPTED.into_response())
+            Some("response")
         }
         Message::Notification { method, params }
             if McpMethod::from_name(method) == Some(McpMethod::Cancelled) =>
@@ -221,11 +327,9 @@ pub(super) async fn relay(
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
                 .and_then(RequestId::from_value);
-            if target.is_some_and(|t| !session.conn.runs(&t)) {
-                let note = json!({"kind": "cancel", "session": id, "message": text});
-                publish(shared, note).await;
-            }
-            None
+            target
+                .is_some_and(|t| !session.conn.runs(&t))
+                .then_some("cancel")
         }
         _ => None,
     }
@@ -318,10 +422,34 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     let Ok(note) = serde_json::from_slice::<Value>(message) else {
         return;
     };
+    let kind = note.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind == "sse" {
+        // An HTTP+SSE message, from any replica (this one included): to the session's
+        // inbox, if its stream is here.
+        let (Some(id), Some(text)) = (
+            note.get("session").and_then(Value::as_str),
+            note.get("message").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let inbox = lock(&state.sessions)
+            .get(id)
+            .and_then(|s| s.sse_inbox.clone());
+        if let Some(inbox) = inbox {
+            if inbox
+                .try_send(Bytes::copy_from_slice(text.as_bytes()))
+                .is_err()
+            {
+                // Its client reads neither its stream nor stops posting: dropped, as the
+                // stream's queue would be exceeded anyway.
+                tracing::warn!("HTTP+SSE session {id}: inbox full, a message dropped");
+            }
+        }
+        return;
+    }
     if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
         return;
     }
-    let kind = note.get("kind").and_then(Value::as_str).unwrap_or_default();
     if kind == "event" {
         let Some(event) = event_of(&note) else { return };
         // To the sessions whose GET stream is open here (the others hear it where theirs

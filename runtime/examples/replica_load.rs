@@ -1,0 +1,317 @@
+//! Issue 18's load run: three replicas sharing sessions through Redis, behind a round-robin
+//! front with no affinity, under the checked client mix of `examples/load.rs` (legacy
+//! Streamable HTTP sessions of 2024-11-05 … 2025-11-25, some holding a GET stream with a
+//! resource subscription, and stateless 2026-07-28 requests); every answer must carry its
+//! own nonce, request id, revision and the client name its session declared at
+//! `initialize` (which only the shared session record can give the replica that answers).
+//! With `--kill`, replica 1 is killed (SIGKILL) a third of the way in and restarted on
+//! its port a sixth later: only the requests it was running may fail — each with an
+//! error status or a cut connection, never silence — and its sessions go on elsewhere.
+//!
+//! ```sh
+//! redis-server --port 6390 --save '' --appendonly no &
+//! cargo build --release -p mcp-runtime --example replica_load
+//! target/release/examples/replica_load redis://127.0.0.1:6390/ 300 100 --kill
+//! ```
+//!
+//! Arguments: a Redis URL, CLIENTS (300), CALLS per client (100), and `--kill`. The
+//! replicas are this program again (`replica_load serve ADDR REDIS_URL`), each its own
+//! process; the front (`tests/kit/front.rs`) and the clients share this one. Exits 1 if
+//! anything was lost, misrouted, duplicated or failed where it should not have.
+//! `tests/replicas_load.rs` runs it scaled down.
+
+#[path = "load.rs"]
+#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
+mod load;
+
+#[path = "../tests/kit/front.rs"]
+#[allow(dead_code, unreachable_pub, clippy::duplicate_mod)]
+mod front;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_runtime::transport::http::{HttpConfig, RedisStore};
+use mcp_runtime::Limits;
+
+/// How many replicas the run spreads over.
+pub const REPLICAS: usize = 3;
+/// The one killed (and restarted) with `--kill`.
+pub const KILLED: usize = 1;
+
+/// What a run observed: the clients' report, and the front's per replica.
+pub struct ReplicaReport {
+    pub load: load::Report,
+    /// The calls the clients were to make.
+    pub calls: u64,
+    /// Requests the front forwarded to each replica.
+    pub forwarded: Vec<u64>,
+    /// Of those, the ones that failed there (502, or the answer cut).
+    pub failed: Vec<u64>,
+    /// With a kill: calls answered when replica [`KILLED`] was killed and when it was
+    /// back, and the requests the front forwarded to it after its restart.
+    pub fault: Option<Fault>,
+}
+
+/// The kill and the restart.
+pub struct Fault {
+    pub killed_at: u64,
+    pub restarted_at: u64,
+    /// Requests forwarded to the restarted replica, and how many of those failed.
+    pub forwarded_after_restart: u64,
+    pub failed_after_restart: u64,
+}
+
+impl ReplicaReport {
+    /// Nothing lost, misrouted, duplicated or foreign; failures only on the killed
+    /// replica while it was dying, at most one per failed request; the restarted replica
+    /// served again without failing.
+    pub fn clean(&self) -> bool {
+        let l = &self.load;
+        let untouched = l.lost == 0 && l.duplicated == 0 && l.misrouted == 0 && l.foreign == 0;
+        // Every call answered or failed (each failure counted once, as an error).
+        let accounted = l.calls == self.calls
+            && l.answered + l.errors == l.calls
+            && l.notifications == l.notifications_expected;
+        let failed_elsewhere: u64 = self
+            .failed
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.fault.is_none() || *i != KILLED)
+            .map(|(_, n)| n)
+            .sum();
+        let failed_there = match &self.fault {
+            Some(_) => self.failed.get(KILLED).copied().unwrap_or(0),
+            None => 0,
+        };
+        let restarted = self
+            .fault
+            .as_ref()
+            .is_none_or(|f| f.forwarded_after_restart > 0 && f.failed_after_restart == 0);
+        untouched && accounted && failed_elsewhere == 0 && l.errors <= failed_there && restarted
+    }
+}
+
+impl std::fmt::Display for ReplicaReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{REPLICAS} replicas behind a round-robin front; {}",
+            self.load
+        )?;
+        write!(
+            f,
+            "front: forwarded {:?}, failed there {:?}",
+            self.forwarded, self.failed
+        )?;
+        if let Some(fault) = &self.fault {
+            write!(
+                f,
+                "\nreplica {KILLED} killed after {} answered calls, back after {}; \
+                 since then it took {} requests, {} failed",
+                fault.killed_at,
+                fault.restarted_at,
+                fault.forwarded_after_restart,
+                fault.failed_after_restart
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One replica process: `exe serve ADDR REDIS_URL`, killed on drop.
+struct Replica {
+    exe: PathBuf,
+    addr: String,
+    redis: String,
+    child: Option<Child>,
+}
+
+impl Replica {
+    async fn start(exe: &Path, redis: &str) -> Result<Replica, String> {
+        // A port that was free a moment ago, kept for the restart.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("a free port: {e}"))?
+            .port();
+        let mut replica = Replica {
+            exe: exe.to_owned(),
+            addr: format!("127.0.0.1:{port}"),
+            redis: redis.to_owned(),
+            child: None,
+        };
+        replica.spawn().await?;
+        Ok(replica)
+    }
+
+    async fn spawn(&mut self) -> Result<(), String> {
+        let child = Command::new(&self.exe)
+            .args(["serve", &self.addr, &self.redis])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("spawning {}: {e}", self.exe.display()))?;
+        self.child = Some(child);
+        let started = Instant::now();
+        while tokio::net::TcpStream::connect(&self.addr).await.is_err() {
+            if started.elapsed() > load::patience::patience() {
+                return Err(format!("the replica on {} did not listen", self.addr));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
+    /// SIGKILL: no grace, no goodbye.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The run: [`REPLICAS`] replicas of `exe serve` on `redis`, the front, `clients` clients
+/// of `calls` calls each; with `kill`, the fault described at the top of this file.
+pub async fn replica_load(
+    exe: &Path,
+    redis: &str,
+    clients: usize,
+    calls: usize,
+    kill: bool,
+) -> Result<ReplicaReport, String> {
+    let mut replicas = Vec::new();
+    for _ in 0..REPLICAS {
+        replicas.push(Replica::start(exe, redis).await?);
+    }
+    let urls = replicas
+        .iter()
+        .map(|r| format!("http://{}", r.addr))
+        .collect();
+    let (base, stats) = front::start_counting(urls).await;
+    let tally = Arc::new(load::Tally::default());
+    let run = {
+        let tally = Arc::clone(&tally);
+        // HTTP+SSE (2024-11-05) sessions stay on the replica of their stream: not through
+        // a front without affinity.
+        tokio::spawn(async move { load::drive(&tally, &base, clients, calls, false).await })
+    };
+    let mut fault = None;
+    if kill {
+        let total = (clients * calls) as u64;
+        let reached = |n: u64| {
+            let tally = Arc::clone(&tally);
+            let run = &run;
+            async move {
+                // Every client calling, and `n` calls answered (or the run over).
+                while !run.is_finished()
+                    && (tally.started() < clients as u64 || tally.answered() < n)
+                {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                tally.answered()
+            }
+        };
+        let killed_at = reached(total / 3).await;
+        let victim = replicas.get_mut(KILLED).ok_or("no replica to kill")?;
+        victim.kill();
+        let restarted_at = reached(killed_at + total / 6).await;
+        victim.spawn().await?;
+        let (forwarded, failed) = stats.now();
+        let at_restart = (forwarded.get(KILLED).copied(), failed.get(KILLED).copied());
+        fault = Some((killed_at, restarted_at, at_restart));
+    }
+    let elapsed = run.await.map_err(|e| format!("the clients: {e}"))?;
+    let (forwarded, failed) = stats.now();
+    let fault = fault.map(|(killed_at, restarted_at, (f0, x0))| Fault {
+        killed_at,
+        restarted_at,
+        forwarded_after_restart: forwarded.get(KILLED).copied().unwrap_or(0) - f0.unwrap_or(0),
+        failed_after_restart: failed.get(KILLED).copied().unwrap_or(0) - x0.unwrap_or(0),
+    });
+    Ok(ReplicaReport {
+        load: tally.report("replicas", clients, elapsed),
+        calls: (clients * calls) as u64,
+        forwarded,
+        failed,
+        fault,
+    })
+}
+
+/// A replica: the load server with its sessions in Redis.
+async fn serve(addr: &str, redis: &str) -> Result<(), String> {
+    let store = RedisStore::connect(redis)
+        .await
+        .map_err(|e| format!("{redis}: {e}"))?;
+    let mut config = HttpConfig::default().store(store);
+    // Every replica keeps a copy of every session it has served.
+    config.max_sessions = 100_000;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("{addr}: {e}"))?;
+    mcp_runtime::transport::http::serve_listener(
+        load::load_server(Limits::default()),
+        listener,
+        config,
+    )
+    .await
+    .map_err(|e| e.to_string())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    let usage = || -> ! {
+        eprintln!("usage: replica_load REDIS_URL [CLIENTS [CALLS]] [--kill] | replica_load serve ADDR REDIS_URL");
+        std::process::exit(2);
+    };
+    if let [serve_flag, addr, redis] = args.as_slice() {
+        if serve_flag == "serve" {
+            if let Err(e) = runtime.block_on(serve(addr, redis)) {
+                eprintln!("replica: {e}");
+                std::process::exit(1);
+            }
+            return;
+        }
+    }
+    let kill = args.iter().any(|a| a == "--kill");
+    let rest: Vec<&String> = args.iter().filter(|a| *a != "--kill").collect();
+    let Some(redis) = rest.first() else { usage() };
+    let num = |i: usize, default: usize| -> usize {
+        rest.get(i)
+            .map(|a| a.replace('_', "").parse().unwrap_or_else(|_| usage()))
+            .unwrap_or(default)
+    };
+    let (clients, calls) = (num(1, 300), num(2, 100));
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("this program's path: {e}");
+            std::process::exit(2);
+        }
+    };
+    match runtime.block_on(replica_load(&exe, redis, clients, calls, kill)) {
+        Ok(report) => {
+            println!("{report}");
+            std::process::exit(if report.clean() { 0 } else { 1 });
+        }
+        Err(e) => {
+            eprintln!("replica_load: {e}");
+            std::process::exit(1);
+        }
+    }
+}
