@@ -76,6 +76,13 @@ pub struct Report {
     /// Resource updates announced while a client's cut GET stream was not open anywhere
     /// (notifications are not queued for a session without a GET stream).
     pub missed_while_cut: u64,
+    /// HTTP+SSE sessions opened again after their stream was cut (their replica died).
+    pub reopened: u64,
+    /// POST answers (SSE) cut before their answer and resumed with `Last-Event-ID`.
+    pub answers_resumed: u64,
+    /// Answers and notifications of HTTP+SSE calls whose POST had failed (the replica
+    /// that took it died before its 202), arriving later on their own stream.
+    pub late: u64,
     /// Wall time of the whole run.
     pub elapsed: Duration,
     /// Peak resident memory of this process (server and clients), KiB, if known.
@@ -135,11 +142,13 @@ impl std::fmt::Display for Report {
         if let Some((before, after)) = self.fds_after {
             write!(f, " ({before} before the run, {after} after it)")?;
         }
-        if self.resumed > 0 || self.missed_while_cut > 0 {
+        if self.resumed + self.missed_while_cut + self.reopened + self.answers_resumed > 0 {
             write!(
                 f,
-                "\nGET streams resumed after a cut: {}, resource updates missed while cut: {}",
-                self.resumed, self.missed_while_cut
+                "\nafter a cut: POST answers resumed {}, GET streams resumed {} (resource \
+                 updates missed {}), HTTP+SSE sessions opened again {}, late messages of \
+                 failed HTTP+SSE POSTs {}",
+                self.answers_resumed, self.resumed, self.missed_while_cut, self.reopened, self.late
             )?;
         }
         if let Some(p) = &self.first_problem {
@@ -164,6 +173,9 @@ pub struct Tally {
     foreign: AtomicU64,
     resumed: AtomicU64,
     missed_while_cut: AtomicU64,
+    reopened: AtomicU64,
+    answers_resumed: AtomicU64,
+    late: AtomicU64,
     /// Clients past their handshake (sessions open), calling.
     started: AtomicU64,
     peak_fds: AtomicU64,
@@ -177,6 +189,10 @@ impl Tally {
 
     fn problem(&self, counter: &AtomicU64, what: String) {
         Tally::add(counter, 1);
+        // MCP_LOAD_VERBOSE=1: every problem, not only the first.
+        if std::env::var_os("MCP_LOAD_VERBOSE").is_some() {
+            eprintln!("problem: {what}");
+        }
         let mut first = self
             .first_problem
             .lock()
@@ -221,6 +237,9 @@ impl Tally {
             foreign: get(&self.foreign),
             resumed: get(&self.resumed),
             missed_while_cut: get(&self.missed_while_cut),
+            reopened: get(&self.reopened),
+            answers_resumed: get(&self.answers_resumed),
+            late: get(&self.late),
             peak_fds: get(&self.peak_fds),
             fds_after: None,
             elapsed,
@@ -337,8 +356,20 @@ struct Expect<'a> {
 /// Checks the messages that one call produced (its notifications, then its answer).
 fn check_call(tally: &Tally, expect: &Expect<'_>, messages: &[Value]) {
     Tally::add(&tally.calls, 1);
+    // A call that failed (its replica died) owes no notifications: only those it got
+    // count, and must be its own.
+    let failed = messages
+        .iter()
+        .any(|m| m.get("method").is_none() && m.get("error").is_some());
     if expect.token.is_some() {
-        Tally::add(&tally.notifications_expected, 2);
+        let owed = match failed {
+            true => messages
+                .iter()
+                .filter(|m| m.get("method").is_some())
+                .count() as u64,
+            false => 2,
+        };
+        Tally::add(&tally.notifications_expected, owed);
     }
     let mut answers = 0;
     for m in messages {
@@ -441,6 +472,8 @@ struct Posted {
     status: u16,
     session: Option<String>,
     messages: Vec<Value>,
+    /// Times its SSE answer was cut and resumed with `Last-Event-ID`.
+    resumed: u64,
 }
 
 async fn post(
@@ -477,16 +510,75 @@ async fn post(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let text = resp
-        .text()
-        .await
-        .map_err(|e| format!("{}body: {e}", silence(&e)))?;
-    let messages = frames::answer_messages(&content_type, &text)?;
+    if !content_type.starts_with("text/event-stream") {
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("{}body: {e}", silence(&e)))?;
+        let messages = frames::answer_messages(&content_type, &text)?;
+        return Ok(Posted {
+            status,
+            session,
+            messages,
+            resumed: 0,
+        });
+    }
+    let (messages, resumed) = read_answer_stream(http, url, headers, resp).await?;
     Ok(Posted {
         status,
         session,
         messages,
+        resumed,
     })
+}
+
+/// The messages of a POST's SSE answer, and how many times it was resumed. A stream cut
+/// before its answer (its replica died) is resumed with `Last-Event-ID`, as SDK clients
+/// do — through whichever replica takes the GET — and read on until it ends.
+async fn read_answer_stream(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    resp: reqwest::Response,
+) -> Result<(Vec<Value>, u64), String> {
+    let mut messages = Vec::new();
+    let mut events = SseReader::new(resp);
+    let (mut last_id, mut resumes) = (None::<String>, 0u64);
+    loop {
+        while let Some(event) = events.next().await {
+            let event = event?;
+            if event.id.is_some() {
+                last_id.clone_from(&event.id);
+            }
+            if !event.data.is_empty() {
+                messages.push(event.message()?);
+            }
+        }
+        let answered = messages.iter().any(|m| m.get("method").is_none());
+        match events.cut.take() {
+            None => return Ok((messages, resumes)),
+            Some(e) if answered => return Err(format!("body, after the answer: {e}")),
+            Some(e) if e.contains("silence") || resumes == 3 => return Err(format!("body: {e}")),
+            Some(e) => {
+                let Some(last) = &last_id else {
+                    return Err(format!("body, cut before any event: {e}"));
+                };
+                resumes += 1;
+                let mut get = http
+                    .get(url)
+                    .header("accept", "text/event-stream")
+                    .header("last-event-id", last.as_str());
+                for (k, v) in headers {
+                    get = get.header(*k, *v);
+                }
+                let resumed = get.send().await.map_err(|e| format!("resume: {e}"))?;
+                if resumed.status().as_u16() != 200 {
+                    return Err(format!("resume: HTTP {}", resumed.status()));
+                }
+                events = SseReader::new(resumed);
+            }
+        }
+    }
 }
 
 fn call(id: i64, nonce: &str, token: Option<&str>, meta: Option<Value>) -> Value {
@@ -667,17 +759,20 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
         let token = (k % 2 == 1).then_some(token.as_str());
         Tally::add(&tally.messages, 1);
         match post(&http, &url, &h, &call(id, &nonce, token, None)).await {
-            Ok(p) if p.status == 200 => check_call(
-                &tally,
-                &Expect {
-                    id,
-                    nonce: &nonce,
-                    client: &client,
-                    version,
-                    token,
-                },
-                &p.messages,
-            ),
+            Ok(p) if p.status == 200 => {
+                Tally::add(&tally.answers_resumed, p.resumed);
+                check_call(
+                    &tally,
+                    &Expect {
+                        id,
+                        nonce: &nonce,
+                        client: &client,
+                        version,
+                        token,
+                    },
+                    &p.messages,
+                )
+            }
             Ok(p) => {
                 Tally::add(&tally.calls, 1);
                 tally.problem(
@@ -866,6 +961,8 @@ async fn stateless_client(setup: Setup) {
 struct SseReader {
     body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     parser: frames::SseParser,
+    /// Why the stream ended, if it was cut (or timed out: "silence") rather than ended.
+    cut: Option<String>,
 }
 
 impl SseReader {
@@ -873,17 +970,24 @@ impl SseReader {
         SseReader {
             body: resp.bytes_stream().boxed(),
             parser: frames::SseParser::default(),
+            cut: None,
         }
     }
 
-    /// The next event, or `None` when the stream ends (or is cut).
+    /// The next event, or `None` when the stream ends (or is cut: see `cut`).
     async fn next(&mut self) -> Option<Result<frames::SseEvent, String>> {
         loop {
             if let Some(event) = self.parser.next_event() {
                 return Some(event);
             }
-            let chunk = self.body.next().await?.ok()?;
-            self.parser.push(&chunk);
+            match self.body.next().await? {
+                Ok(chunk) => self.parser.push(&chunk),
+                Err(e) => {
+                    let silence = if e.is_timeout() { "silence: " } else { "" };
+                    self.cut = Some(format!("{silence}{e}"));
+                    return None;
+                }
+            }
         }
     }
 
@@ -893,7 +997,7 @@ impl SseReader {
         loop {
             let event = tokio::time::timeout(patience::patience(), self.next())
                 .await
-                .map_err(|_| format!("no event within {:?}", patience::patience()))?
+                .map_err(|_| format!("silence: no event within {:?}", patience::patience()))?
                 .ok_or("the stream ended")??;
             let m = event.message()?;
             let answer = m.get("method").is_none();
@@ -907,7 +1011,76 @@ impl SseReader {
     }
 }
 
-/// A 2024-11-05 client of the HTTP+SSE transport (`GET /sse`, `POST /messages`).
+/// An HTTP+SSE connection: its stream, and the URL its messages are POSTed to.
+struct SseConnection {
+    events: SseReader,
+    endpoint: String,
+}
+
+/// `GET /sse` and the 2024-11-05 handshake over it; `None` (the problem counted) if either
+/// fails.
+async fn sse_connect(
+    tally: &Tally,
+    http: &reqwest::Client,
+    streams: &reqwest::Client,
+    base: &str,
+    client: &str,
+) -> Option<SseConnection> {
+    Tally::add(&tally.messages, 1);
+    let resp = match streams
+        .get(format!("{base}/sse"))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+    {
+        Ok(r) if r.status().as_u16() == 200 => r,
+        other => {
+            tally.problem(
+                &tally.errors,
+                format!("{client}: GET /sse: {:?}", other.map(|r| r.status())),
+            );
+            return None;
+        }
+    };
+    let mut events = SseReader::new(resp);
+    let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
+        Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
+        other => {
+            tally.problem(&tally.errors, format!("{client}: no endpoint: {other:?}"));
+            return None;
+        }
+    };
+    Tally::add(&tally.messages, 2);
+    if sse_send(http, &endpoint, initialize(client, "2024-11-05")).await != Some(202) {
+        tally.problem(&tally.errors, format!("{client}: initialize over /sse"));
+        return None;
+    }
+    if let Err(e) = events.until_answer(0).await {
+        tally.problem(
+            &tally.errors,
+            format!("{client}: initialize over /sse: {e}"),
+        );
+        return None;
+    }
+    let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
+    sse_send(http, &endpoint, initialized).await;
+    Some(SseConnection { events, endpoint })
+}
+
+/// POSTs one message to an HTTP+SSE endpoint: its status, if it got one.
+async fn sse_send(http: &reqwest::Client, endpoint: &str, body: Value) -> Option<u16> {
+    http.post(endpoint)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
+
+/// A 2024-11-05 client of the HTTP+SSE transport (`GET /sse`, `POST /messages`). If its
+/// stream is cut (its replica died: an HTTP+SSE session cannot be resumed), the call it
+/// waited for fails and it connects again, as a client would, for the rest of its calls.
 async fn sse_client(setup: Setup) {
     let Setup {
         tally,
@@ -919,67 +1092,47 @@ async fn sse_client(setup: Setup) {
     } = setup;
     let client = format!("c{n}");
     let mut nonces = Nonces(0x6a09_e667_f3bc_c909 ^ (n as u64 + 1));
-    Tally::add(&tally.messages, 1);
-    let resp = match streams
-        .get(format!("{base}/sse"))
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-    {
-        Ok(r) if r.status().as_u16() == 200 => r,
-        other => {
-            return tally.problem(
-                &tally.errors,
-                format!("{client}: GET /sse: {:?}", other.map(|r| r.status())),
-            )
-        }
+    let Some(mut conn) = sse_connect(&tally, &http, &streams, &base, &client).await else {
+        return;
     };
-    let mut events = SseReader::new(resp);
-    let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
-        Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
-        other => return tally.problem(&tally.errors, format!("{client}: no endpoint: {other:?}")),
-    };
-    let send = |body: Value| {
-        let http = http.clone();
-        let endpoint = endpoint.clone();
-        async move {
-            http.post(&endpoint)
-                .header("content-type", "application/json")
-                .body(body.to_string())
-                .send()
-                .await
-                .ok()
-                .map(|r| r.status().as_u16())
-        }
-    };
-    Tally::add(&tally.messages, 2);
-    if send(initialize(&client, "2024-11-05")).await != Some(202) {
-        return tally.problem(&tally.errors, format!("{client}: initialize over /sse"));
-    }
-    if let Err(e) = events.until_answer(0).await {
-        return tally.problem(
-            &tally.errors,
-            format!("{client}: initialize over /sse: {e}"),
-        );
-    }
-    let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
-    send(initialized).await;
     Tally::add(&tally.started, 1);
+    // The calls whose POST failed on this stream: the message may still have reached the
+    // session (the replica that took it died before saying 202), so its answer and
+    // notifications may come later on the stream — late, but its own.
+    let mut failed: Vec<(i64, String, String)> = Vec::new();
     for k in 0..calls {
         let id = 10 + k as i64;
         let nonce = nonces.next();
         let token = format!("{client}-{k}");
         let token = (k % 2 == 1).then_some(token.as_str());
         Tally::add(&tally.messages, 1);
-        if send(call(id, &nonce, token, None)).await != Some(202) {
-            tally.problem(&tally.errors, format!("{client}: POST /messages"));
-            continue;
-        }
-        let messages = match events.until_answer(id).await {
-            Ok(messages) => messages,
+        let sent = sse_send(&http, &conn.endpoint, call(id, &nonce, token, None)).await;
+        let outcome = match sent {
+            Some(202) => conn.events.until_answer(id).await,
+            other => Err(format!("POST /messages: {other:?}")),
+        };
+        let messages = match outcome {
+            Ok(mut messages) => {
+                let before = messages.len();
+                messages.retain(|m| !failed.iter().any(|f| belongs_to(m, f)));
+                Tally::add(&tally.late, (before - messages.len()) as u64);
+                messages
+            }
             Err(e) => {
-                tally.problem(&tally.errors, format!("{client}: call {id}: {e}"));
-                Vec::new()
+                Tally::add(&tally.calls, 1);
+                tally.failed(format!("{client}: call {id}: {e}"));
+                failed.push((id, nonce.clone(), format!("{client}-{k}")));
+                if e.contains("the stream ended") {
+                    failed.clear();
+                    match sse_connect(&tally, &http, &streams, &base, &client).await {
+                        Some(again) => {
+                            Tally::add(&tally.reopened, 1);
+                            conn = again;
+                        }
+                        None => return,
+                    }
+                }
+                continue;
             }
         };
         check_call(
@@ -993,6 +1146,17 @@ async fn sse_client(setup: Setup) {
             },
             &messages,
         );
+    }
+}
+
+/// Whether message `m` is the answer or a notification of the call `(id, nonce, token)`.
+fn belongs_to(m: &Value, (id, nonce, token): &(i64, String, String)) -> bool {
+    match m.get("method") {
+        None => m.get("id") == Some(&json!(id)),
+        Some(_) => {
+            m["params"]["progressToken"] == token.as_str()
+                || m["params"]["data"]["nonce"] == nonce.as_str()
+        }
     }
 }
 
@@ -1033,7 +1197,7 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
     let tally = Arc::new(Tally::default());
     let fds_before = open_fds();
     let fds = watch_fds(&tally);
-    let elapsed = drive(&tally, &base, clients, calls, true).await;
+    let elapsed = drive(&tally, &base, clients, calls).await;
     fds.abort();
     let mut fds_after = open_fds();
     for _ in 0..50 {
@@ -1049,17 +1213,11 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
     report
 }
 
-/// `clients` concurrent HTTP clients of the mix [`kind_of`] makes (HTTP+SSE ones only
-/// `with_sse`: they are made streamable otherwise), `calls` calls each, against the
-/// server at `base` (`http://HOST:PORT`), counted in `tally`; the time they took. The
-/// clients' connections are closed when it returns.
-pub async fn drive(
-    tally: &Arc<Tally>,
-    base: &str,
-    clients: usize,
-    calls: usize,
-    with_sse: bool,
-) -> Duration {
+/// `clients` concurrent HTTP clients of the mix [`kind_of`] makes, `calls` calls each,
+/// against the server at `base` (`http://HOST:PORT`: one server, or a front before
+/// replicas), counted in `tally`; the time they took. The clients' connections are
+/// closed when it returns.
+pub async fn drive(tally: &Arc<Tally>, base: &str, clients: usize, calls: usize) -> Duration {
     let http = reqwest::Client::builder()
         .timeout(patience::patience())
         .tcp_nodelay(true)
@@ -1085,7 +1243,7 @@ pub async fn drive(
             let version = LEGACY[(n / 10) % LEGACY.len()];
             match kind_of(n) {
                 "stateless" => tokio::spawn(stateless_client(setup)),
-                "sse" if with_sse => tokio::spawn(sse_client(setup)),
+                "sse" => tokio::spawn(sse_client(setup)),
                 "streamable+get" => tokio::spawn(streamable_client(setup, version, true)),
                 _ => tokio::spawn(streamable_client(setup, version, false)),
             }

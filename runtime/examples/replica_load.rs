@@ -1,12 +1,15 @@
 //! Issue 18's load run: three replicas sharing sessions through Redis, behind a round-robin
 //! front with no affinity, under the checked client mix of `examples/load.rs` (legacy
 //! Streamable HTTP sessions of 2024-11-05 … 2025-11-25, some holding a GET stream with a
-//! resource subscription, and stateless 2026-07-28 requests); every answer must carry its
+//! resource subscription; 2024-11-05 HTTP+SSE sessions; stateless 2026-07-28 requests;
+//! progress and log notifications on every second call); every answer must carry its
 //! own nonce, request id, revision and the client name its session declared at
 //! `initialize` (which only the shared session record can give the replica that answers).
 //! With `--kill`, replica 1 is killed (SIGKILL) a third of the way in and restarted on
 //! its port a sixth later: only the requests it was running may fail — each with an
-//! error status or a cut connection, never silence — and its sessions go on elsewhere.
+//! error status or a cut connection, never silence — and its sessions go on elsewhere:
+//! cut GET streams are resumed with `Last-Event-ID` through the front; an HTTP+SSE
+//! session, which lives with its stream and cannot be resumed, is opened again.
 //!
 //! ```sh
 //! redis-server --port 6390 --save '' --appendonly no &
@@ -200,9 +203,7 @@ pub async fn replica_load(
     let tally = Arc::new(load::Tally::default());
     let run = {
         let tally = Arc::clone(&tally);
-        // HTTP+SSE (2024-11-05) sessions stay on the replica of their stream: not through
-        // a front without affinity.
-        tokio::spawn(async move { load::drive(&tally, &base, clients, calls, false).await })
+        tokio::spawn(async move { load::drive(&tally, &base, clients, calls).await })
     };
     let mut fault = None;
     if kill {

@@ -6,8 +6,9 @@
 //! `input_required` retry verifies on another replica, `DELETE` ends the session
 //! everywhere, answers and cancellations in a 2025-03-26 batch reach the replica
 //! concerned, HTTP+SSE (2024-11-05) messages POSTed to any replica reach the one holding
-//! the stream, and a Redis that is down gives 503, then recovery (the replicas' channel
-//! included).
+//! the stream, a stream whose replica died ends with an error when resumed elsewhere
+//! (never silence), and a Redis that is down gives 503, then recovery (the replicas'
+//! channel included).
 //!
 //! Needs `redis-server` on the PATH (Debian: `apt-get install redis-server`; `.ci/run`
 //! installs it). Without it the test fails, naming what to install.
@@ -258,6 +259,46 @@ async fn http_sse_messages_reach_the_stream_through_any_replica() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test]
+async fn a_stream_whose_replica_died_ends_with_an_error_when_resumed_elsewhere() {
+    let redis = Redis::start();
+    let (servers, r) = replicas(&redis, 2);
+    let session = r[0].session("2025-11-25", json!({"elicitation": {}})).await;
+    // A request that waits (for an elicitation answer) on replica 1, its stream stored.
+    let call = request(
+        7,
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Who?"}}),
+    );
+    let mut stream = r[1].post_stream(&sid(&session), &call).await;
+    let (event_id, asked) = stream.next_message().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let event_id = event_id.expect("stored events have ids");
+    // Replica 1 dies (SIGKILL: no goodbye); the client resumes on replica 0. Not silence:
+    // once replica 1's heartbeat has lapsed, the stream ends with an error for request 7.
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &servers[1].pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    drop(stream);
+    let mut resumed = r[0].get_stream(&session, Some(&event_id)).await;
+    let rest = tokio::time::timeout(patience(), resumed.rest())
+        .await
+        .expect("the resumed stream ends");
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], 7, "{rest:?}");
+    assert_eq!(rest[0]["error"]["code"], -32603, "{rest:?}");
+    // The session itself goes on, on replica 0.
+    let reply = r[0].post(&sid(&session), &echo(8, "still here")).await;
+    assert_eq!(
+        text_of(&reply.messages()[0]),
+        "still here",
+        "{}",
+        reply.body
+    );
 }
 
 #[tokio::test]

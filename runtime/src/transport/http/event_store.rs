@@ -12,7 +12,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::{mpsc, Notify};
 
 use super::store::{self, Shared};
-use crate::wire::Outgoing;
+use crate::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -148,6 +148,10 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 /// replayed.
 const REPLAY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// While a replayed stream has nothing new, whether its writer is still alive is asked
+/// every this many looks (once a second).
+const LIVENESS_POLLS: u32 = 40;
+
 /// A session's streams: stream 0 is the standalone (GET) stream; each POST answered with
 /// SSE gets the next id. At most `max_streams` are kept (finished ones are dropped first).
 /// A session shared by replicas names its streams at random (odd: standalone) and copies
@@ -188,18 +192,97 @@ impl Mirror {
             tracing::warn!("end of stream {stream} not stored: {e}");
         }
     }
+
+    /// Records that this replica writes `stream`, answering `requests`.
+    async fn claim(&self, stream: u64, requests: &[RequestId]) {
+        let ids: Vec<serde_json::Value> = requests.iter().map(RequestId::to_value).collect();
+        let note = serde_json::json!({"replica": &*self.shared.replica, "requests": ids});
+        let key = store::stream_key(&self.session, stream);
+        if let Err(e) = self
+            .shared
+            .store
+            .save(key, note.to_string(), self.ttl)
+            .await
+        {
+            tracing::warn!("writer of stream {stream} not stored: {e}");
+        }
+    }
+
+    /// Ends `stream` in the store if the replica writing it died (its heartbeat is gone):
+    /// an internal error for each of its requests not answered yet, then its end — what a
+    /// client resuming it from any replica then reads. Whether it did.
+    async fn end_if_orphaned(&self, stream: u64) -> bool {
+        let store = &self.shared.store;
+        let key = store::stream_key(&self.session, stream);
+        let Ok(Some(note)) = store.load(key, self.ttl).await else {
+            return false;
+        };
+        let Ok(note) = serde_json::from_str::<serde_json::Value>(&note) else {
+            return false;
+        };
+        let Some(writer) = note.get("replica").and_then(serde_json::Value::as_str) else {
+            return false;
+        };
+        if writer == &*self.shared.replica {
+            return false;
+        }
+        match store.exists(store::replica_key(writer)).await {
+            Ok(false) => {}
+            // Alive, or the store cannot tell: waited on.
+            _ => return false,
+        }
+        let Ok(stored) = store.read(self.session.clone(), stream, 0).await else {
+            return false;
+        };
+        if stored.finished {
+            return true;
+        }
+        let answered: Vec<serde_json::Value> = stored
+            .events
+            .iter()
+            .filter_map(|(_, json)| serde_json::from_slice::<serde_json::Value>(json).ok())
+            .filter(|m| m.get("method").is_none())
+            .filter_map(|m| m.get("id").cloned())
+            .collect();
+        let mut next = stored.events.last().map_or(0, |(seq, _)| seq + 1);
+        let requests = note.get("requests").and_then(serde_json::Value::as_array);
+        for id in requests.into_iter().flatten() {
+            if answered.contains(id) {
+                continue;
+            }
+            let Some(id) = RequestId::from_value(id) else {
+                continue;
+            };
+            let error = RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error: the server replica running this request stopped before \
+                 answering (it may or may not have taken effect)",
+            );
+            let answer = wire::error_response(Some(&id), &error);
+            self.append(stream, next, &answer, usize::MAX).await;
+            next += 1;
+        }
+        tracing::warn!("stream {stream}: its replica {writer} died; ended with errors");
+        self.finish(stream).await;
+        true
+    }
 }
 
 /// Fills `stream` with `first`, then from `rx` until it ends, copying each event to the
 /// mirror.
+/// With a mirror and `requests`, the stream's writer is recorded first.
 fn fill(
     stream: Arc<StoredStream>,
     first: Option<Outgoing>,
     mut rx: mpsc::Receiver<Outgoing>,
     mirror: Option<Mirror>,
     keep: usize,
+    requests: Vec<RequestId>,
 ) {
     tokio::spawn(async move {
+        if let (Some(m), false) = (&mirror, requests.is_empty()) {
+            m.claim(stream.id, &requests).await;
+        }
         let mut first = first;
         loop {
             let message = match first.take() {
@@ -269,6 +352,7 @@ impl SessionStreams {
             rx,
             self.mirror.clone(),
             self.max_events,
+            Vec::new(),
         );
     }
 
@@ -277,8 +361,14 @@ impl SessionStreams {
         self.mirror.as_ref()
     }
 
-    /// A new stream, filled from `rx` (starting with `first`) until `rx` ends.
-    pub(crate) fn spawn(&self, first: Outgoing, rx: mpsc::Receiver<Outgoing>) -> Arc<StoredStream> {
+    /// A new stream, filled from `rx` (starting with `first`) until `rx` ends, with the
+    /// answers to `requests`.
+    pub(crate) fn spawn(
+        &self,
+        first: Outgoing,
+        rx: mpsc::Receiver<Outgoing>,
+        requests: Vec<RequestId>,
+    ) -> Arc<StoredStream> {
         let id = match self.mirror {
             Some(_) => store::random_stream_id(false),
             None => self.next_id.fetch_add(1, Ordering::Relaxed),
@@ -303,7 +393,14 @@ impl SessionStreams {
         match &self.mirror {
             None => {
                 stream.push(first);
-                fill(Arc::clone(&stream), None, rx, None, self.max_events);
+                fill(
+                    Arc::clone(&stream),
+                    None,
+                    rx,
+                    None,
+                    self.max_events,
+                    requests,
+                );
             }
             // Through the filler, so that the store holds the events in order.
             Some(m) => fill(
@@ -312,6 +409,7 @@ impl SessionStreams {
                 rx,
                 Some(m.clone()),
                 self.max_events,
+                requests,
             ),
         }
         stream
@@ -339,6 +437,7 @@ impl SessionStreams {
             from: u64,
             pending: VecDeque<(u64, Bytes)>,
             live: Option<BoxStream<'static, Result<Bytes, std::convert::Infallible>>>,
+            idle: u32,
         }
         let state = Replay {
             mirror,
@@ -346,6 +445,7 @@ impl SessionStreams {
             from: seq + 1,
             pending: VecDeque::new(),
             live,
+            idle: 0,
         };
         Some(
             stream::unfold(state, |mut st| async move {
@@ -381,7 +481,14 @@ impl SessionStreams {
                     if stored.finished {
                         return None;
                     }
-                    // The stream goes on on another replica: look again shortly.
+                    // The stream goes on on another replica: look again shortly — and
+                    // now and then, whether that replica is still alive (if not, the
+                    // stream is ended with errors, read on the next look).
+                    st.idle += 1;
+                    if st.idle % LIVENESS_POLLS == 0 {
+                        st.mirror.end_if_orphaned(st.stream).await;
+                        continue;
+                    }
                     tokio::time::sleep(REPLAY_POLL).await;
                 }
             })

@@ -19,7 +19,9 @@ use super::authorize::Caller;
 use super::event_store::{Mirror, SessionStreams};
 use super::responses::{rpc_error, session_not_found};
 use super::sessions::{lock, AppState, Session};
-use super::store::{decode_record, encode_record, Shared, StoreError};
+use super::store::{
+    decode_record, encode_record, replica_key, Shared, StoreError, HEARTBEAT_EVERY, HEARTBEAT_TTL,
+};
 use crate::protocol::method::McpMethod;
 use crate::server::connection::{Connection, Snapshot};
 use crate::server::ServerEvent;
@@ -371,6 +373,23 @@ const RESUBSCRIBE: Duration = Duration::from_millis(250);
 /// The replica's two tasks: its server's events published to the others, and the
 /// others' messages acted on. Both end with the transport.
 pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
+    // Alive, for the others: a stream this replica writes is waited on while it is.
+    let (beating, closing) = (shared.clone(), state.closing.clone());
+    tokio::spawn(async move {
+        let key = replica_key(&beating.replica);
+        loop {
+            let beat = beating
+                .store
+                .save(key.clone(), "alive".into(), HEARTBEAT_TTL);
+            if let Err(e) = beat.await {
+                tracing::debug!("heartbeat not stored: {e}");
+            }
+            tokio::select! {
+                () = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+                () = closing.cancelled() => return,
+            }
+        }
+    });
     let mut events = state.server.events();
     let out = shared.clone();
     let closing = state.closing.clone();
