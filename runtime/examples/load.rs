@@ -58,6 +58,10 @@ pub struct Report {
     pub answered: u64,
     /// Error answers, HTTP failures and timeouts.
     pub errors: u64,
+    /// Of those, the ones of calls (the rest: handshakes, streams, other requests).
+    pub call_errors: u64,
+    /// Answers 503 (the shared session store unavailable), calls or not.
+    pub unavailable: u64,
     /// Calls that never got an answer.
     pub lost: u64,
     /// Answers to a call that was already answered.
@@ -76,6 +80,10 @@ pub struct Report {
     /// Resource updates announced while a client's cut GET stream was not open anywhere
     /// (notifications are not queued for a session without a GET stream).
     pub missed_while_cut: u64,
+    /// Resource updates that never reached a GET stream that was not cut.
+    pub updates_missed: u64,
+    /// Clients whose last call was answered, with their own data.
+    pub last_ok: u64,
     /// HTTP+SSE sessions opened again after their stream was cut (their replica died).
     pub reopened: u64,
     /// POST answers (SSE) cut before their answer and resumed with `Last-Event-ID`.
@@ -104,6 +112,7 @@ impl Report {
             && self.duplicated == 0
             && self.misrouted == 0
             && self.foreign == 0
+            && self.updates_missed == 0
             && self.answered == self.calls
             && self.notifications == self.notifications_expected
     }
@@ -125,13 +134,19 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "answered: {}, errors: {}, lost: {}, duplicated: {}, misrouted: {}",
-            self.answered, self.errors, self.lost, self.duplicated, self.misrouted
+            "answered: {}, errors: {} ({} of calls, {} answers 503), lost: {}, duplicated: {}, misrouted: {}",
+            self.answered,
+            self.errors,
+            self.call_errors,
+            self.unavailable,
+            self.lost,
+            self.duplicated,
+            self.misrouted
         )?;
         write!(
             f,
-            "notifications: {} of {} expected, foreign: {}",
-            self.notifications, self.notifications_expected, self.foreign
+            "notifications: {} of {} expected, foreign: {}, resource updates missed: {}",
+            self.notifications, self.notifications_expected, self.foreign, self.updates_missed
         )?;
         if let Some(kib) = self.peak_rss_kib {
             write!(f, "\npeak RSS (server and clients): {} MiB", kib / 1024)?;
@@ -165,6 +180,8 @@ pub struct Tally {
     messages: AtomicU64,
     answered: AtomicU64,
     errors: AtomicU64,
+    call_errors: AtomicU64,
+    unavailable: AtomicU64,
     lost: AtomicU64,
     duplicated: AtomicU64,
     misrouted: AtomicU64,
@@ -173,6 +190,8 @@ pub struct Tally {
     foreign: AtomicU64,
     resumed: AtomicU64,
     missed_while_cut: AtomicU64,
+    updates_missed: AtomicU64,
+    last_ok: AtomicU64,
     reopened: AtomicU64,
     answers_resumed: AtomicU64,
     late: AtomicU64,
@@ -210,6 +229,19 @@ impl Tally {
         self.problem(counter, what);
     }
 
+    /// A call that failed: counted as a call, and as silence (lost) or an error (with the
+    /// HTTP status it got, if any: 503 is the store being unavailable).
+    fn call_failed(&self, what: String, status: Option<u16>) {
+        Tally::add(&self.calls, 1);
+        if status == Some(503) {
+            Tally::add(&self.unavailable, 1);
+        }
+        if !what.contains("silence") {
+            Tally::add(&self.call_errors, 1);
+        }
+        self.failed(what);
+    }
+
     /// Calls answered so far, with their own data.
     pub fn answered(&self) -> u64 {
         self.answered.load(Ordering::Relaxed)
@@ -229,6 +261,8 @@ impl Tally {
             messages: get(&self.messages),
             answered: get(&self.answered),
             errors: get(&self.errors),
+            call_errors: get(&self.call_errors),
+            unavailable: get(&self.unavailable),
             lost: get(&self.lost),
             duplicated: get(&self.duplicated),
             misrouted: get(&self.misrouted),
@@ -237,6 +271,8 @@ impl Tally {
             foreign: get(&self.foreign),
             resumed: get(&self.resumed),
             missed_while_cut: get(&self.missed_while_cut),
+            updates_missed: get(&self.updates_missed),
+            last_ok: get(&self.last_ok),
             reopened: get(&self.reopened),
             answers_resumed: get(&self.answers_resumed),
             late: get(&self.late),
@@ -351,6 +387,8 @@ struct Expect<'a> {
     version: &'a str,
     /// The progress token sent, if the call asked for notifications.
     token: Option<&'a str>,
+    /// The client's last call (its success shows the client's session went on to the end).
+    last: bool,
 }
 
 /// Checks the messages that one call produced (its notifications, then its answer).
@@ -401,6 +439,7 @@ fn check_answer(tally: &Tally, expect: &Expect<'_>, m: &Value) {
         return;
     }
     if m.get("error").is_some() {
+        Tally::add(&tally.call_errors, 1);
         tally.problem(&tally.errors, format!("{}: {m}", expect.client));
         return;
     }
@@ -416,6 +455,9 @@ fn check_answer(tally: &Tally, expect: &Expect<'_>, m: &Value) {
     });
     if own {
         Tally::add(&tally.answered, 1);
+        if expect.last {
+            Tally::add(&tally.last_ok, 1);
+        }
     } else {
         tally.problem(
             &tally.misrouted,
@@ -769,21 +811,16 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                         client: &client,
                         version,
                         token,
+                        last: k + 1 == calls,
                     },
                     &p.messages,
                 )
             }
-            Ok(p) => {
-                Tally::add(&tally.calls, 1);
-                tally.problem(
-                    &tally.errors,
-                    format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
-                )
-            }
-            Err(e) => {
-                Tally::add(&tally.calls, 1);
-                tally.failed(format!("{client}: call {id}: {e}"))
-            }
+            Ok(p) => tally.call_failed(
+                format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                Some(p.status),
+            ),
+            Err(e) => tally.call_failed(format!("{client}: call {id}: {e}"), None),
         }
         if listener.is_some() && k % 10 == 9 {
             let touch = json!({"jsonrpc": "2.0", "id": -id, "method": "tools/call", "params": {"name": "touch", "arguments": {"uri": own_uri}}});
@@ -796,10 +833,15 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                 {
                     touches += 1
                 }
-                other => tally.problem(
-                    &tally.errors,
-                    format!("{client}: touch: {:?}", other.map(|p| p.messages)),
-                ),
+                other => {
+                    if other.as_ref().is_ok_and(|p| p.status == 503) {
+                        Tally::add(&tally.unavailable, 1);
+                    }
+                    tally.problem(
+                        &tally.errors,
+                        format!("{client}: touch: {:?}", other.map(|p| p.messages)),
+                    )
+                }
             }
         }
     }
@@ -811,23 +853,22 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
         match tokio::time::timeout(patience::patience(), listener).await {
             Ok(Ok((heard, cut))) => {
                 Tally::add(&tally.notifications, heard.min(touches));
-                let missed = match cut {
-                    true => touches.saturating_sub(heard),
-                    false => 0,
-                };
+                // Missing updates are counted apart (never as heard, nor as owed).
+                let missed = touches.saturating_sub(heard);
                 Tally::add(&tally.notifications_expected, touches - missed);
                 if heard > touches {
                     tally.problem(
                         &tally.duplicated,
                         format!("{client}: {heard} resource updates for {touches} touches"),
                     );
-                } else if missed > 0 {
+                } else if missed > 0 && cut {
                     // Announced while its GET stream was open nowhere: not delivered, and
-                    // not stored for a resume either (counted apart, not as lost).
+                    // not stored for a resume either.
                     Tally::add(&tally.missed_while_cut, missed);
-                } else if heard < touches {
+                } else if missed > 0 {
+                    Tally::add(&tally.updates_missed, missed - 1);
                     tally.problem(
-                        &tally.lost,
+                        &tally.updates_missed,
                         format!("{client}: {heard} of {touches} resource updates"),
                     );
                 }
@@ -939,20 +980,15 @@ async fn stateless_client(setup: Setup) {
                     client: &client,
                     version: MODERN,
                     token,
+                    last: k + 1 == calls,
                 },
                 &p.messages,
             ),
-            Ok(p) => {
-                Tally::add(&tally.calls, 1);
-                tally.problem(
-                    &tally.errors,
-                    format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
-                )
-            }
-            Err(e) => {
-                Tally::add(&tally.calls, 1);
-                tally.failed(format!("{client}: call {id}: {e}"))
-            }
+            Ok(p) => tally.call_failed(
+                format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                Some(p.status),
+            ),
+            Err(e) => tally.call_failed(format!("{client}: call {id}: {e}"), None),
         }
     }
 }
@@ -1017,15 +1053,14 @@ struct SseConnection {
     endpoint: String,
 }
 
-/// `GET /sse` and the 2024-11-05 handshake over it; `None` (the problem counted) if either
-/// fails.
+/// `GET /sse` and the 2024-11-05 handshake over it, or why not.
 async fn sse_connect(
     tally: &Tally,
     http: &reqwest::Client,
     streams: &reqwest::Client,
     base: &str,
     client: &str,
-) -> Option<SseConnection> {
+) -> Result<SseConnection, String> {
     Tally::add(&tally.messages, 1);
     let resp = match streams
         .get(format!("{base}/sse"))
@@ -1035,36 +1070,47 @@ async fn sse_connect(
     {
         Ok(r) if r.status().as_u16() == 200 => r,
         other => {
-            tally.problem(
-                &tally.errors,
-                format!("{client}: GET /sse: {:?}", other.map(|r| r.status())),
-            );
-            return None;
+            return Err(format!(
+                "{client}: GET /sse: {:?}",
+                other.map(|r| r.status())
+            ))
         }
     };
     let mut events = SseReader::new(resp);
     let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
         Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
-        other => {
-            tally.problem(&tally.errors, format!("{client}: no endpoint: {other:?}"));
-            return None;
-        }
+        other => return Err(format!("{client}: no endpoint: {other:?}")),
     };
     Tally::add(&tally.messages, 2);
-    if sse_send(http, &endpoint, initialize(client, "2024-11-05")).await != Some(202) {
-        tally.problem(&tally.errors, format!("{client}: initialize over /sse"));
-        return None;
+    let sent = sse_send(http, &endpoint, initialize(client, "2024-11-05")).await;
+    if sent != Some(202) {
+        return Err(format!("{client}: initialize over /sse: {sent:?}"));
     }
     if let Err(e) = events.until_answer(0).await {
-        tally.problem(
-            &tally.errors,
-            format!("{client}: initialize over /sse: {e}"),
-        );
-        return None;
+        return Err(format!("{client}: initialize over /sse: {e}"));
     }
     let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
     sse_send(http, &endpoint, initialized).await;
-    Some(SseConnection { events, endpoint })
+    Ok(SseConnection { events, endpoint })
+}
+
+/// [`sse_connect`] again after a stream was cut, as a client would: retried (the server
+/// may answer 503 for a moment) within the patience.
+async fn sse_reconnect(
+    tally: &Tally,
+    http: &reqwest::Client,
+    streams: &reqwest::Client,
+    base: &str,
+    client: &str,
+) -> Result<SseConnection, String> {
+    let started = Instant::now();
+    loop {
+        match sse_connect(tally, http, streams, base, client).await {
+            Ok(conn) => return Ok(conn),
+            Err(e) if started.elapsed() > patience::patience() => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
 }
 
 /// POSTs one message to an HTTP+SSE endpoint: its status, if it got one.
@@ -1092,8 +1138,9 @@ async fn sse_client(setup: Setup) {
     } = setup;
     let client = format!("c{n}");
     let mut nonces = Nonces(0x6a09_e667_f3bc_c909 ^ (n as u64 + 1));
-    let Some(mut conn) = sse_connect(&tally, &http, &streams, &base, &client).await else {
-        return;
+    let mut conn = match sse_connect(&tally, &http, &streams, &base, &client).await {
+        Ok(conn) => conn,
+        Err(e) => return tally.problem(&tally.errors, e),
     };
     Tally::add(&tally.started, 1);
     // The calls whose POST failed on this stream: the message may still have reached the
@@ -1107,6 +1154,7 @@ async fn sse_client(setup: Setup) {
         let token = (k % 2 == 1).then_some(token.as_str());
         Tally::add(&tally.messages, 1);
         let sent = sse_send(&http, &conn.endpoint, call(id, &nonce, token, None)).await;
+        let refused = sent.filter(|status| *status != 202);
         let outcome = match sent {
             Some(202) => conn.events.until_answer(id).await,
             other => Err(format!("POST /messages: {other:?}")),
@@ -1119,17 +1167,17 @@ async fn sse_client(setup: Setup) {
                 messages
             }
             Err(e) => {
-                Tally::add(&tally.calls, 1);
-                tally.failed(format!("{client}: call {id}: {e}"));
+                tally.call_failed(format!("{client}: call {id}: {e}"), refused);
                 failed.push((id, nonce.clone(), format!("{client}-{k}")));
-                if e.contains("the stream ended") {
+                // Its stream cut, or its session ended (404): a new connection.
+                if e.contains("the stream ended") || refused == Some(404) {
                     failed.clear();
-                    match sse_connect(&tally, &http, &streams, &base, &client).await {
-                        Some(again) => {
+                    match sse_reconnect(&tally, &http, &streams, &base, &client).await {
+                        Ok(again) => {
                             Tally::add(&tally.reopened, 1);
                             conn = again;
                         }
-                        None => return,
+                        Err(e) => return tally.problem(&tally.errors, e),
                     }
                 }
                 continue;
@@ -1143,6 +1191,7 @@ async fn sse_client(setup: Setup) {
                 client: &client,
                 version: "2024-11-05",
                 token,
+                last: k + 1 == calls,
             },
             &messages,
         );

@@ -37,6 +37,13 @@ pub(super) async fn get_sse(
     if let Err(refused) = room_for_a_session(&state) {
         return refused;
     }
+    // Shared: its messages come through the replicas' channel, which must be up.
+    if let Some(shared) = &state.shared {
+        if !shared.listening.load(std::sync::atomic::Ordering::SeqCst) {
+            let down = super::store::StoreError("the replicas' channel is down".into());
+            return replicas::store_unavailable(&down);
+        }
+    }
     let queue = state.server.limits().outbound_queue;
     let (tx, rx) = mpsc::channel(queue);
     let conn = Connection::new(state.server.clone(), tx.clone());
@@ -71,6 +78,7 @@ pub(super) async fn get_sse(
         state: Arc::downgrade(&state),
         id,
         rx,
+        closed: session.conn.closed_token(),
     };
     let events =
         stream::once(async move { Ok::<_, std::convert::Infallible>(endpoint) }).chain_with(guard);
@@ -103,6 +111,8 @@ pub(super) struct SseGuard {
     pub(super) state: std::sync::Weak<AppState>,
     pub(super) id: String,
     pub(super) rx: mpsc::Receiver<Outgoing>,
+    /// The session's connection closing ends the stream.
+    pub(super) closed: crate::cancel::CancellationToken,
 }
 
 impl Drop for SseGuard {
@@ -135,7 +145,10 @@ where
     ) -> futures_util::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>> {
         use futures_util::StreamExt;
         let rest = stream::unfold(guard, |mut guard| async move {
-            let message = guard.rx.recv().await?;
+            let message = tokio::select! {
+                message = guard.rx.recv() => message?,
+                () = guard.closed.cancelled() => return None,
+            };
             Some((Ok(sse_event(&message, Some("message"))), guard))
         });
         self.chain(rest).boxed()

@@ -215,6 +215,24 @@ pub(super) async fn post_sse(
     }
 }
 
+/// Ends the HTTP+SSE sessions whose stream is here: with the replicas' channel lost, what
+/// their clients POST to other replicas no longer reaches them. Their streams end, which
+/// their clients see (and can connect again), instead of answers that never come.
+fn end_sse_sessions(state: &AppState) {
+    let ended: Vec<Arc<Session>> = {
+        let mut sessions = lock(&state.sessions);
+        let ids: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| s.sse_inbox.is_some())
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.iter().filter_map(|id| sessions.remove(id)).collect()
+    };
+    for session in ended {
+        session.conn.close();
+    }
+}
+
 /// Drops the local copy of a session (ended elsewhere): its connection closes, its GET
 /// stream ends.
 pub(super) fn forget(state: &AppState, id: &str) {
@@ -337,12 +355,17 @@ fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
     }
 }
 
-async fn publish(shared: &Shared, mut note: Value) {
+/// Sends `note` to the other replicas; whether the store took it.
+async fn publish(shared: &Shared, mut note: Value) -> bool {
     if let Value::Object(fields) = &mut note {
         fields.insert("from".into(), Value::String(shared.replica.to_string()));
     }
-    if let Err(e) = shared.store.publish(Bytes::from(note.to_string())).await {
-        tracing::warn!("message to the other replicas lost: {e}");
+    match shared.store.publish(Bytes::from(note.to_string())).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("message to the other replicas lost: {e}");
+            false
+        }
     }
 }
 
@@ -401,7 +424,12 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
             };
             match event {
                 Ok(event) => {
-                    publish(&out, event_json(&event)).await;
+                    // While the store is away (a restart), the event waits for it, for a
+                    // few seconds at most: GET streams on other replicas would miss it.
+                    let (note, started) = (event_json(&event), Instant::now());
+                    while !publish(&out, note.clone()).await && started.elapsed() < HEARTBEAT_TTL {
+                        tokio::time::sleep(RESUBSCRIBE).await;
+                    }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => return,
@@ -419,14 +447,20 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
 }
 
 async fn listen(state: Weak<AppState>, shared: Shared) {
+    use std::sync::atomic::Ordering;
     loop {
         match shared.store.subscribe().await {
             Ok(mut messages) => {
+                shared.listening.store(true, Ordering::SeqCst);
                 while let Some(message) = messages.next().await {
                     let Some(state) = state.upgrade() else { return };
                     on_message(&state, &shared, &message).await;
                 }
+                shared.listening.store(false, Ordering::SeqCst);
                 tracing::warn!("lost the replicas' channel; subscribing again");
+                if let Some(state) = state.upgrade() {
+                    end_sse_sessions(&state);
+                }
             }
             Err(e) => tracing::warn!("cannot hear the other replicas: {e}; retrying"),
         }

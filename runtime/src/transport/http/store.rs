@@ -102,6 +102,9 @@ pub(crate) struct Shared {
     /// This replica's name: random, tags its server-to-client request ids and the messages
     /// it publishes.
     pub(crate) replica: Arc<str>,
+    /// Whether this replica hears the others now (its subscription to the store's channel
+    /// is up): what is published while it is not never reaches it.
+    pub(crate) listening: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shared {
@@ -114,6 +117,7 @@ impl Shared {
         Shared {
             store,
             replica: replica.into(),
+            listening: Arc::default(),
         }
     }
 }
