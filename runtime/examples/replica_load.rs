@@ -8,12 +8,14 @@
 //! With `--kill`, replica 1 is killed (SIGKILL) a third of the way in and restarted on
 //! its port a sixth later: only the requests it was running may fail — each with an
 //! error status or a cut connection, never silence — and its sessions go on elsewhere:
-//! cut GET streams are resumed with `Last-Event-ID` through the front; an HTTP+SSE
+//! cut POST answers and GET streams are resumed with `Last-Event-ID` through the front
+//! (a request the dead replica was running then ends with a `-32603` error); an HTTP+SSE
 //! session, which lives with its stream and cannot be resumed, is opened again.
 //!
 //! With `--restart-redis`, the Redis server (the run's own, persistent) is restarted
-//! instead: requests that need it meanwhile get a clear 503, nothing hangs, and every
-//! session goes on once it is back.
+//! instead: requests that need it meanwhile get a clear error (503; HTTP+SSE streams end
+//! and their clients connect again), nothing hangs, and every session goes on once it is
+//! back.
 //!
 //! ```sh
 //! redis-server --port 6390 --save '' --appendonly no &
