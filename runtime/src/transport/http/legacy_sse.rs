@@ -37,9 +37,10 @@ pub(super) async fn get_sse(
     if let Err(refused) = room_for_a_session(&state) {
         return refused;
     }
-    // Shared: its messages come through the replicas' channel, which must be up.
+    // Shared: its messages come through the replicas' channel, which must be up (it may
+    // be a moment away: the replica just started, or is subscribing again).
     if let Some(shared) = &state.shared {
-        if !shared.listening.load(std::sync::atomic::Ordering::SeqCst) {
+        if !replicas::hearing(shared).await {
             let down = super::store::StoreError("the replicas' channel is down".into());
             return replicas::store_unavailable(&down);
         }

@@ -215,6 +215,19 @@ pub(super) async fn post_sse(
     }
 }
 
+/// Whether this replica hears the others, waiting a second for it if not yet.
+pub(super) async fn hearing(shared: &Shared) -> bool {
+    use std::sync::atomic::Ordering;
+    let started = Instant::now();
+    while !shared.listening.load(Ordering::SeqCst) {
+        if started.elapsed() > Duration::from_secs(1) {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
 /// Ends the HTTP+SSE sessions whose stream is here: with the replicas' channel lost, what
 /// their clients POST to other replicas no longer reaches them. Their streams end, which
 /// their clients see (and can connect again), instead of answers that never come.
@@ -485,18 +498,20 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         ) else {
             return;
         };
-        let inbox = lock(&state.sessions)
-            .get(id)
-            .and_then(|s| s.sse_inbox.clone());
-        if let Some(inbox) = inbox {
-            if inbox
-                .try_send(Bytes::copy_from_slice(text.as_bytes()))
-                .is_err()
-            {
-                // Its client reads neither its stream nor stops posting: dropped, as the
-                // stream's queue would be exceeded anyway.
-                tracing::warn!("HTTP+SSE session {id}: inbox full, a message dropped");
-            }
+        let session = lock(&state.sessions).get(id).cloned();
+        let Some(session) = session else { return };
+        let Some(inbox) = &session.sse_inbox else {
+            return;
+        };
+        if inbox
+            .try_send(Bytes::copy_from_slice(text.as_bytes()))
+            .is_err()
+        {
+            // Its client posts on and does not read its stream: the session ends (its
+            // stream closes) rather than lose a message in silence.
+            tracing::warn!("HTTP+SSE session {id}: its inbox is full; the session ends");
+            lock(&state.sessions).remove(id);
+            session.conn.close();
         }
         return;
     }
