@@ -135,8 +135,8 @@ impl Default for HttpConfig {
 /// fail on, which is why the specification confines them to 2025-11-25 clients. Turn
 /// polling on where long-lived connections are a problem (proxies and load balancers
 /// with idle timeouts, many long-running requests), and the clients are known to poll
-/// (the official TypeScript SDK since 1.23, the Python SDK since 1.23, this crate's
-/// client).
+/// (the official TypeScript and Python SDK clients of 2025-11-25 — tested: TypeScript
+/// 1.32.2, Python 1.30.0 — and this crate's client).
 ///
 /// Sessions shared by replicas ([`HttpConfig::store`]) poll the same way: the priming
 /// event and every message are in the store, so the reconnection may reach any replica.
