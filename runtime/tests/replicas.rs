@@ -265,7 +265,8 @@ async fn http_sse_messages_reach_the_stream_through_any_replica() {
 async fn a_stream_whose_replica_died_ends_with_an_error_when_resumed_elsewhere() {
     let redis = Redis::start();
     let (servers, r) = replicas(&redis, 2);
-    let session = r[0].session("2025-11-25", json!({"elicitation": {}})).await;
+    // 2025-06-18: the example polls 2025-11-25 streams (priming events); not this one.
+    let session = r[0].session("2025-06-18", json!({"elicitation": {}})).await;
     // A request that waits (for an elicitation answer) on replica 1, its stream stored.
     let call = request(
         7,

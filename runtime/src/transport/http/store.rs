@@ -44,7 +44,7 @@ pub struct StoredEvents {
 /// events are opaque to the store; every method is one short round trip, and a failure is
 /// a [`StoreError`] (never a hang: implementations bound their waits).
 ///
-/// [`RedisStore`](super::RedisStore) (feature `redis`) is the implementation this crate
+/// `RedisStore` (feature `redis`) is the implementation this crate
 /// ships.
 ///
 /// Besides session ids (32 hex digits), the transport keeps two kinds of short records
