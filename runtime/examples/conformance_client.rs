@@ -15,7 +15,8 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::{Client, ClientError};
+use mcp_runtime::client::auth::ClientCredentials;
+use mcp_runtime::client::{Client, ClientError, OAuth};
 use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage};
 use mcp_runtime::{Era, ProtocolVersion, VersionSet};
 use serde_json::{json, Map, Value};
@@ -60,7 +61,29 @@ fn versions() -> VersionSet {
     }
 }
 
-async fn connect(url: &str) -> Result<Client, ClientError> {
+/// The client ID metadata document URL the suite's authorization servers accept as is
+/// (`auth/basic-cimd`).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth as the scenario asks: pre-registered credentials when its context has them
+/// (`auth/pre-registration`), the client credentials grant for the
+/// `auth/client-credentials-*` scenarios, else dynamic registration or the metadata
+/// document URL; the default headless user agent plays the browser.
+fn oauth(scenario: &str, context: &Value) -> OAuth {
+    let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let credentials = text("client_id").map(|id| ClientCredentials {
+        client_id: id,
+        client_secret: text("client_secret"),
+        auth_method: None,
+    });
+    match credentials {
+        Some(c) if scenario.starts_with("auth/client-credentials") => OAuth::client_credentials(c),
+        Some(c) => OAuth::new().client(c),
+        None => OAuth::new().client_metadata_url(CLIENT_METADATA_URL),
+    }
+}
+
+async fn connect(url: &str, scenario: &str, context: &Value) -> Result<Client, ClientError> {
     Client::builder(Implementation::new(
         "mcp-runtime-conformance-client",
         env!("CARGO_PKG_VERSION"),
@@ -96,12 +119,13 @@ async fn connect(url: &str) -> Result<Client, ClientError> {
         Ok(Elicitation::Accept(content))
     })
     .roots(vec![Root::new("file:///conformance").name("conformance")])
+    .oauth(oauth(scenario, context))
     .connect_url(url)
     .await
 }
 
 async fn run(scenario: &str, url: &str, context: &Value) -> Outcome {
-    let client = connect(url).await?;
+    let client = connect(url, scenario, context).await?;
     let outcome = scenario_steps(&client, scenario, context).await;
     client.close().await;
     outcome

@@ -46,6 +46,8 @@
 //! announces arrives on [`Client::notifications`].
 
 mod api;
+#[cfg(feature = "client-http")]
+pub mod auth;
 mod builder;
 mod core;
 mod error;
@@ -63,6 +65,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 pub use api::{CompletionRef, Page};
+#[cfg(feature = "client-http")]
+pub use auth::OAuth;
 pub use builder::ClientBuilder;
 pub use error::{ClientError, ClientErrorKind};
 pub use handlers::{ClientHandlers, ElicitRequest};
