@@ -472,3 +472,148 @@ fn support_server() -> mcp_runtime::Server {
         })
         .build()
 }
+
+/// Our own client (`Client::builder().oauth(..)`) against the example server protected by
+/// the real authorization server: it is refused, discovers the authorization server from
+/// the 401, registers dynamically, authorizes with code + PKCE (the default headless user
+/// agent plays the browser through oidc-provider's interaction), calls a tool, and a
+/// second connection sharing the token store refreshes the expired token instead of
+/// authorizing again. Once at the newest revision, once pinned to a legacy session, once
+/// over HTTP+SSE.
+#[tokio::test(flavor = "multi_thread")]
+async fn our_client_authorizes_discovers_registers_and_refreshes() {
+    use mcp_runtime::client::auth::{follow_redirects, MemoryTokenStore, TokenStore};
+    use mcp_runtime::client::{Client, OAuth};
+    use mcp_runtime::model::{Content, Implementation};
+    use mcp_runtime::{ProtocolVersion, VersionSet};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let auth = tokio::task::spawn_blocking(AuthServer::start)
+        .await
+        .unwrap();
+    let issuer = auth.issuer.clone();
+    let mcp = tokio::task::spawn_blocking(move || {
+        HttpServer::start_example_with("conformance_server", &["--authorization-server", &issuer])
+    })
+    .await
+    .unwrap();
+    let url = mcp.url("/mcp");
+
+    for (how, versions, path) in [
+        ("newest", VersionSet::ALL, "/mcp"),
+        (
+            "2025-11-25 session",
+            VersionSet::of(&[ProtocolVersion::V2025_11_25]),
+            "/mcp",
+        ),
+        (
+            "HTTP+SSE",
+            VersionSet::of(&[ProtocolVersion::V2024_11_05]),
+            "/sse",
+        ),
+    ] {
+        let store = Arc::new(MemoryTokenStore::default());
+        let authorizations = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let oauth = {
+            let (authorizations, seen) = (Arc::clone(&authorizations), Arc::clone(&seen));
+            OAuth::new()
+                .token_store(store.clone())
+                .user_agent(move |request| {
+                    authorizations.fetch_add(1, Ordering::SeqCst);
+                    seen.lock().unwrap().push(request.url.clone());
+                    follow_redirects(request)
+                })
+        };
+        let context = |what: &str| {
+            format!(
+                "[{how}] {what}\n--- authorization server:\n{}\n--- MCP server:\n{}",
+                auth.log(),
+                mcp.log()
+            )
+        };
+        let connect = |oauth: OAuth| {
+            let builder = Client::builder(Implementation::new("oauth-e2e", "1.0.0"))
+                .versions(versions)
+                .oauth(oauth);
+            let target = mcp.url(path);
+            async move {
+                if path == "/sse" {
+                    builder.connect_sse(&target).await
+                } else {
+                    builder.connect_url(&target).await
+                }
+            }
+        };
+        let client = connect(oauth.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{}", context(&format!("connect: {e}"))));
+        let tools = client.list_all_tools().await.expect("tools/list");
+        assert!(tools.iter().any(|t| t.name == "test_simple_text"));
+        let result = client
+            .call_tool("test_simple_text", serde_json::json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{}", context(&format!("tools/call: {e}"))));
+        assert!(
+            matches!(result.content.first(), Some(Content::Text { text, .. }) if text == "This is a simple text response for testing."),
+            "{result:?}"
+        );
+        client.close().await;
+
+        // One authorization, by the book.
+        assert_eq!(
+            authorizations.load(Ordering::SeqCst),
+            1,
+            "{}",
+            context("authorizations")
+        );
+        let request = reqwest::Url::parse(&seen.lock().unwrap()[0]).unwrap();
+        let param = |name: &str| {
+            request
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        assert!(request.as_str().starts_with(&auth.issuer), "{request}");
+        assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+        assert_eq!(param("resource").as_deref(), Some(url.as_str()));
+        assert_eq!(param("response_type").as_deref(), Some("code"));
+        let registered = store.client(&auth.issuer).expect("registered dynamically");
+        assert_eq!(param("client_id"), Some(registered.client_id.clone()));
+        // Kept under the URL the client was given; asked for the resource the server named.
+        let key = mcp.url(path);
+        let tokens = store.tokens(&key).expect("tokens kept for the server");
+        assert_eq!(tokens.resource, url);
+        assert_eq!(tokens.issuer, auth.issuer);
+        let first_access = tokens.access_token.clone();
+        assert!(
+            tokens.refresh_token.is_some(),
+            "{}",
+            context("offline_access was listed: a refresh token")
+        );
+
+        // The token expires: a new connection with the same store refreshes it.
+        let mut expired = tokens.clone();
+        expired.expires_at = Some(std::time::SystemTime::UNIX_EPOCH);
+        store.save_tokens(&key, Some(&expired));
+        let again = connect(oauth)
+            .await
+            .expect("connect with a refreshed token");
+        again
+            .call_tool("test_simple_text", serde_json::json!({}))
+            .await
+            .expect("tools/call with the refreshed token");
+        again.close().await;
+        assert_eq!(
+            authorizations.load(Ordering::SeqCst),
+            1,
+            "{}",
+            context("refreshed, not authorized again")
+        );
+        let refreshed = store.tokens(&key).unwrap();
+        assert_ne!(refreshed.access_token, first_access);
+        assert!(!refreshed.expired());
+        // The server logged no token.
+        assert!(!mcp.log().contains("eyJ"), "{}", mcp.log());
+    }
+}

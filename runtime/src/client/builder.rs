@@ -290,7 +290,7 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_url(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = super::link::http::HttpLink::new(url, self.http_settings(url)?, tx)?;
+        let link = super::link::http::HttpLink::new(url, self.http_settings(url, false)?, tx)?;
         match self.finish(Box::new(link), rx, self.versions).await {
             Ok(client) => Ok(client),
             Err(e)
@@ -313,20 +313,28 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link =
-            super::link::legacy_sse::LegacySseLink::connect(url, &self.http_settings(url)?, tx)
-                .await?;
+        let link = super::link::legacy_sse::LegacySseLink::connect(
+            url,
+            &self.http_settings(url, true)?,
+            tx,
+        )
+        .await?;
         let legacy = VersionSet::of(&self.versions.of_era(Era::Legacy).collect::<Vec<_>>());
         self.finish(Box::new(link), rx, legacy).await
     }
 
     #[cfg(feature = "client-http")]
-    fn http_settings(&self, url: &str) -> Result<super::link::http::HttpSettings, ClientError> {
+    fn http_settings(
+        &self,
+        url: &str,
+        legacy_sse: bool,
+    ) -> Result<super::link::http::HttpSettings, ClientError> {
         let auth = match &self.oauth {
             Some(oauth) => Some(Arc::new(super::auth::Authorizer::new(
                 oauth.clone(),
                 url,
                 &self.info.name,
+                legacy_sse,
             )?)),
             None => None,
         };

@@ -164,8 +164,13 @@ pub(crate) async fn protected_resource(
 
 /// Checks that the metadata's `resource` is the MCP server the client talks to (the same
 /// origin, and a path that is the server's or one of its parents), as RFC 9728 §3.3
-/// requires before anything is sent to its authorization server.
-pub(crate) fn check_resource(server: &Url, resource: &str) -> Result<(), ClientError> {
+/// requires before anything is sent to its authorization server; with
+/// `same_origin_is_enough`, any path of the origin.
+pub(crate) fn check_resource(
+    server: &Url,
+    resource: &str,
+    same_origin_is_enough: bool,
+) -> Result<(), ClientError> {
     let mismatch = || {
         denied(format!(
             "the resource metadata is for `{resource}`, not for this server ({}): refusing to authorize",
@@ -178,7 +183,8 @@ pub(crate) fn check_resource(server: &Url, resource: &str) -> Result<(), ClientE
     }
     let named_path = named.path().trim_end_matches('/');
     let server_path = server.path().trim_end_matches('/');
-    let within = server_path == named_path
+    let within = same_origin_is_enough
+        || server_path == named_path
         || server_path
             .strip_prefix(named_path)
             .is_some_and(|rest| rest.starts_with('/'));
@@ -195,8 +201,11 @@ pub(crate) async fn authorization_server(
     http: &reqwest::Client,
     issuer: &str,
 ) -> Result<ServerMetadata, ClientError> {
-    let base = Url::parse(issuer)
-        .map_err(|e| denied(format!("the authorization server `{issuer}` is not a URL: {e}")))?;
+    let base = Url::parse(issuer).map_err(|e| {
+        denied(format!(
+            "the authorization server `{issuer}` is not a URL: {e}"
+        ))
+    })?;
     if !secure_enough(&base) {
         return Err(denied(format!(
             "the authorization server `{issuer}` is not served over https"
@@ -225,7 +234,10 @@ pub(crate) async fn authorization_server(
         let Some(doc) = fetch_json(http, &url).await else {
             continue;
         };
-        let found = doc.get("issuer").and_then(Value::as_str).unwrap_or_default();
+        let found = doc
+            .get("issuer")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         // RFC 8414 §3.3: identical, no normalization.
         if found != issuer {
             return Err(denied(format!(
@@ -331,14 +343,16 @@ mod tests {
     #[test]
     fn a_resource_is_the_server_or_a_parent() {
         let server = url("http://localhost:3000/mcp");
-        assert!(check_resource(&server, "http://localhost:3000/mcp").is_ok());
-        assert!(check_resource(&server, "http://localhost:3000").is_ok());
-        assert!(check_resource(&server, "http://localhost:3000/").is_ok());
-        assert!(check_resource(&server, "https://evil.example.com/mcp").is_err());
-        assert!(check_resource(&server, "http://localhost:3001/mcp").is_err());
-        assert!(check_resource(&server, "http://localhost:3000/mc").is_err());
-        assert!(check_resource(&server, "http://localhost:3000/mcp/x").is_err());
-        assert!(check_resource(&server, "not a url").is_err());
+        assert!(check_resource(&server, "http://localhost:3000/mcp", false).is_ok());
+        assert!(check_resource(&server, "http://localhost:3000", false).is_ok());
+        assert!(check_resource(&server, "http://localhost:3000/", false).is_ok());
+        assert!(check_resource(&server, "https://evil.example.com/mcp", false).is_err());
+        assert!(check_resource(&server, "http://localhost:3001/mcp", false).is_err());
+        assert!(check_resource(&server, "http://localhost:3000/mc", false).is_err());
+        assert!(check_resource(&server, "http://localhost:3000/mcp/x", false).is_err());
+        assert!(check_resource(&server, "not a url", false).is_err());
+        assert!(check_resource(&server, "http://localhost:3000/other", true).is_ok());
+        assert!(check_resource(&server, "http://localhost:3001/mcp", true).is_err());
     }
 
     #[test]
@@ -358,7 +372,10 @@ mod tests {
             canonical(&url("HTTP://Example.COM/mcp#x")),
             "http://example.com/mcp"
         );
-        assert_eq!(canonical(&url("https://example.com/")), "https://example.com");
+        assert_eq!(
+            canonical(&url("https://example.com/")),
+            "https://example.com"
+        );
         assert_eq!(origin(&url("http://localhost:80/a")), "http://localhost");
     }
 }

@@ -28,6 +28,9 @@ pub(crate) struct Authorizer {
     /// The key of the token store: the MCP server's canonical URI.
     key: String,
     client_name: String,
+    /// HTTP+SSE: the resource may be another path of the server's origin (servers name
+    /// their Streamable HTTP endpoint; 2024-11-05 predates resource metadata).
+    same_origin_is_enough: bool,
     http: reqwest::Client,
     current: Mutex<Option<Tokens>>,
     /// Held while a flow runs, so that concurrent refusals authorize once.
@@ -44,8 +47,7 @@ impl std::fmt::Debug for Authorizer {
 
 fn random_token(bytes: usize) -> Result<String, ClientError> {
     let mut buf = vec![0u8; bytes];
-    getrandom::getrandom(&mut buf)
-        .map_err(|e| denied(format!("no randomness for PKCE: {e}")))?;
+    getrandom::getrandom(&mut buf).map_err(|e| denied(format!("no randomness for PKCE: {e}")))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
 }
 
@@ -70,6 +72,7 @@ impl Authorizer {
         oauth: OAuth,
         server: &str,
         client_name: &str,
+        same_origin_is_enough: bool,
     ) -> Result<Authorizer, ClientError> {
         let server = Url::parse(server)
             .map_err(|e| ClientError::transport(format!("bad URL `{server}`: {e}")))?;
@@ -88,6 +91,7 @@ impl Authorizer {
             oauth,
             server,
             key,
+            same_origin_is_enough,
             http,
             current: Mutex::new(current),
             flow: tokio::sync::Mutex::new(()),
@@ -115,7 +119,9 @@ impl Authorizer {
         let tokens = self.current()?;
         if tokens.expired() && tokens.refresh_token.is_some() {
             let _flow = self.flow.lock().await;
-            if let Some(now) = self.current().filter(|t| t.access_token != tokens.access_token)
+            if let Some(now) = self
+                .current()
+                .filter(|t| t.access_token != tokens.access_token)
             {
                 return Some(now.access_token);
             }
@@ -157,7 +163,7 @@ impl Authorizer {
         .await?;
         let (resource, meta, prm_scopes) = match prm {
             Some(prm) => {
-                discovery::check_resource(&self.server, &prm.resource)?;
+                discovery::check_resource(&self.server, &prm.resource, self.same_origin_is_enough)?;
                 let issuer = self.pick_issuer(&prm.authorization_servers);
                 let meta = discovery::authorization_server(&self.http, issuer).await?;
                 (prm.resource, meta, prm.scopes_supported)
@@ -554,7 +560,9 @@ impl Authorizer {
         match (method, &client.client_secret) {
             (TokenEndpointAuth::ClientSecretBasic, Some(secret)) => {
                 // RFC 6749 §2.3.1: each form-encoded, then joined with a colon.
-                let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                let encode = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
                 let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
                 request = request.header(
                     "authorization",
@@ -627,7 +635,10 @@ impl Authorizer {
 
 /// An OAuth error answer, for a message.
 fn oauth_error(doc: &Value) -> String {
-    let error = doc.get("error").and_then(Value::as_str).unwrap_or("no error code");
+    let error = doc
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("no error code");
     match doc.get("error_description").and_then(Value::as_str) {
         Some(d) => format!("{error}: {}", d.chars().take(300).collect::<String>()),
         None => error.to_owned(),

@@ -26,14 +26,15 @@ pub(crate) async fn follow(request: AuthorizationRequest) -> Result<String, Stri
         .map_err(|e| format!("bad redirect URI `{}`: {e}", request.redirect_uri))?;
     // Cookies by host: enough for one authorization server's session.
     let mut jar: HashMap<String, HashMap<String, String>> = HashMap::new();
-    let mut next =
-        Url::parse(&request.url).map_err(|e| format!("bad authorization URL: {e}"))?;
+    let mut next = Url::parse(&request.url).map_err(|e| format!("bad authorization URL: {e}"))?;
     for _ in 0..MAX_HOPS {
         if is_redirect_uri(&next, &redirect) {
             return Ok(next.to_string());
         }
         if !super::discovery::secure_enough(&next) {
-            return Err(format!("refusing to follow a redirect to {next} (not https)"));
+            return Err(format!(
+                "refusing to follow a redirect to {next} (not https)"
+            ));
         }
         let host = next.host_str().unwrap_or_default().to_owned();
         let mut get = http.get(next.clone());

@@ -51,6 +51,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 pub(crate) use flow::Authorizer;
+
+/// The default user agent, for an application's own to fall back on or wrap: follows the
+/// authorization server's redirects (keeping its cookies, over https or to this machine)
+/// until one leads to the redirect URI, and returns that URL. It fails with an error
+/// that says so at a page that waits for a user.
+pub async fn follow_redirects(request: AuthorizationRequest) -> Result<String, String> {
+    headless::follow(request).await
+}
 pub(crate) use send::send;
 
 /// How the client authenticates at the token endpoint.

@@ -27,9 +27,9 @@ pub(crate) async fn send(
     let mut reauthorized = false;
     let mut step_ups = 0;
     loop {
-        let attempt = request
-            .try_clone()
-            .ok_or_else(|| ClientError::transport(format!("{}: a body that cannot be re-sent", what)))?;
+        let attempt = request.try_clone().ok_or_else(|| {
+            ClientError::transport(format!("{}: a body that cannot be re-sent", what))
+        })?;
         let token = auth.token().await;
         let attempt = match &token {
             Some(token) => attempt.bearer_auth(token),

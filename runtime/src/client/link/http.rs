@@ -144,7 +144,11 @@ impl Shared {
             .post(self.url.clone())
             .headers(headers)
             .body(out.json.clone());
-        crate::client::auth::send(self.settings.auth.as_ref(), request, &format!("POST {}", self.url))
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("POST {}", self.url),
+        )
         .await
     }
 
@@ -307,7 +311,11 @@ impl Shared {
             headers.insert("last-event-id", v);
         }
         let request = self.http.get(self.url.clone()).headers(headers);
-        crate::client::auth::send(self.settings.auth.as_ref(), request, &format!("GET {}", self.url))
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("GET {}", self.url),
+        )
         .await
     }
 
@@ -468,7 +476,11 @@ impl Link for HttpLink {
                     .delete(self.0.url.clone())
                     .headers(headers)
                     .timeout(Duration::from_secs(5));
-                let _ = crate::client::auth::send(self.0.settings.auth.as_ref(), request, &format!("DELETE {}", self.0.url))
+                let _ = crate::client::auth::send(
+                    self.0.settings.auth.as_ref(),
+                    request,
+                    &format!("DELETE {}", self.0.url),
+                )
                 .await;
                 lock(&self.0.state).session_id = None;
             }

@@ -139,7 +139,11 @@ impl Link for LegacySseLink {
                 .post(self.endpoint.clone())
                 .headers(headers)
                 .body(out.json.clone());
-            let result = crate::client::auth::send(self.auth.as_ref(), request, &format!("POST {}", self.endpoint))
+            let result = crate::client::auth::send(
+                self.auth.as_ref(),
+                request,
+                &format!("POST {}", self.endpoint),
+            )
             .await;
             let failure = match result {
                 Ok(r) if r.status().is_success() => return Ok(()),
