@@ -653,7 +653,7 @@ mod tests {
     fn pkce_s256_matches_rfc_7636_appendix_b() {
         assert_eq!(
             s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
-            "E9Melhoa2OwvFrEMTJguCQaoeQ8VcUXb4RLL9IygjtY"
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
     }
 
