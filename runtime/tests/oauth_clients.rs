@@ -499,6 +499,21 @@ async fn our_client_authorizes_discovers_registers_and_refreshes() {
     .unwrap();
     let url = mcp.url("/mcp");
 
+    // Without OAuth the 401 is an authorization error that says what to do.
+    let refused = Client::builder(Implementation::new("no-oauth", "1.0.0"))
+        .connect_url(&url)
+        .await
+        .expect_err("a protected server refuses a client without a token");
+    assert_eq!(
+        refused.kind(),
+        mcp_runtime::client::ClientErrorKind::Unauthorized,
+        "{refused}"
+    );
+    assert!(
+        refused.message().contains("ClientBuilder::oauth"),
+        "{refused}"
+    );
+
     for (how, versions, path) in [
         ("newest", VersionSet::ALL, "/mcp"),
         (

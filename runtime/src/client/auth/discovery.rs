@@ -9,6 +9,9 @@ use serde_json::Value;
 use super::flow::denied;
 use crate::client::error::ClientError;
 
+/// The largest metadata document read (1 MiB).
+const MAX_DOCUMENT: u64 = 1 << 20;
+
 /// What the MCP server says of itself (RFC 9728 §2).
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceMetadata {
@@ -93,8 +96,11 @@ async fn fetch_json(http: &reqwest::Client, url: &Url) -> Option<serde_json::Map
         return None;
     }
     // Metadata documents are small; a server that sends more is not one to trust.
+    if response.content_length().is_some_and(|n| n > MAX_DOCUMENT) {
+        return None;
+    }
     let body = response.bytes().await.ok()?;
-    if body.len() > 1 << 20 {
+    if body.len() as u64 > MAX_DOCUMENT {
         return None;
     }
     match serde_json::from_slice(&body) {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use reqwest::StatusCode;
 
 use super::challenge::Challenge;
+use super::flow::denied;
 use super::Authorizer;
 use crate::client::error::ClientError;
 
@@ -19,16 +20,22 @@ pub(crate) async fn send(
     what: &str,
 ) -> Result<reqwest::Response, ClientError> {
     let Some(auth) = auth else {
-        return request
+        let response = request
             .send()
             .await
-            .map_err(|e| ClientError::transport(format!("{}: {e}", what)));
+            .map_err(|e| ClientError::transport(format!("{what}: {e}")))?;
+        if response.status() == StatusCode::UNAUTHORIZED {
+            return Err(denied(format!(
+                "{what}: the server requires authorization (HTTP 401); give the client OAuth (ClientBuilder::oauth) or a valid token (ClientBuilder::header)"
+            )));
+        }
+        return Ok(response);
     };
     let mut reauthorized = false;
     let mut step_ups = 0;
     loop {
         let attempt = request.try_clone().ok_or_else(|| {
-            ClientError::transport(format!("{}: a body that cannot be re-sent", what))
+            ClientError::transport(format!("{what}: a body that cannot be re-sent"))
         })?;
         let token = auth.token().await;
         let attempt = match &token {
@@ -38,7 +45,7 @@ pub(crate) async fn send(
         let response = attempt
             .send()
             .await
-            .map_err(|e| ClientError::transport(format!("{}: {e}", what)))?;
+            .map_err(|e| ClientError::transport(format!("{what}: {e}")))?;
         let challenge = Challenge::of(response.headers());
         match response.status() {
             StatusCode::UNAUTHORIZED if !reauthorized => {
@@ -50,6 +57,17 @@ pub(crate) async fn send(
             {
                 step_ups += 1;
                 auth.authorize(&challenge, token.as_deref(), true).await?;
+            }
+            StatusCode::UNAUTHORIZED => {
+                return Err(denied(format!(
+                    "{what}: the server still refuses the token it had the client get (HTTP 401)"
+                )))
+            }
+            StatusCode::FORBIDDEN if challenge.insufficient_scope() => {
+                return Err(denied(format!(
+                    "{what}: the server still wants more scope ({}) after {step_ups} step-up authorizations (HTTP 403)",
+                    challenge.scope.as_deref().unwrap_or("unnamed")
+                )))
             }
             _ => return Ok(response),
         }

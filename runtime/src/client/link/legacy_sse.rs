@@ -147,16 +147,18 @@ impl Link for LegacySseLink {
             .await;
             let failure = match result {
                 Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => format!("POST {}: HTTP {}", self.endpoint, r.status()),
-                Err(e) => e.to_string(),
+                Ok(r) => {
+                    ClientError::transport(format!("POST {}: HTTP {}", self.endpoint, r.status()))
+                }
+                Err(e) => e,
             };
             if let OutboundKind::Request(id) = &out.kind {
                 let _ = self.incoming.send(Incoming::Failed {
                     id: id.clone(),
-                    error: ClientError::transport(failure.clone()),
+                    error: failure.clone(),
                 });
             }
-            Err(ClientError::transport(failure))
+            Err(failure)
         })
     }
 
