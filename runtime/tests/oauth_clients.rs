@@ -632,3 +632,89 @@ async fn our_client_authorizes_discovers_registers_and_refreshes() {
         assert!(!mcp.log().contains("eyJ"), "{}", mcp.log());
     }
 }
+
+/// `mcp-bridge --url … --oauth` in front of the protected example server: the bridge
+/// prints the authorization URL and waits on its loopback redirect URI
+/// (`client::auth::wait_for_redirect`); the test plays the user's browser (through
+/// oidc-provider's login and consent, then to the redirect URI); the bridge then serves
+/// the upstream tools on stdio, to our client.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bridge_authorizes_upstream_through_a_browser_on_its_redirect_uri() {
+    use mcp_runtime::client::auth::{follow_redirects, AuthorizationRequest};
+    use mcp_runtime::client::Client;
+    use mcp_runtime::model::Implementation;
+    use tokio::io::AsyncBufReadExt;
+
+    let auth = tokio::task::spawn_blocking(AuthServer::start)
+        .await
+        .unwrap();
+    let issuer = auth.issuer.clone();
+    let mcp = tokio::task::spawn_blocking(move || {
+        HttpServer::start_example_with("conformance_server", &["--authorization-server", &issuer])
+    })
+    .await
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args([
+            "--url",
+            &mcp.url("/mcp"),
+            "--oauth",
+            "--oauth-redirect",
+            &redirect,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawning mcp-bridge");
+    let mut stderr = tokio::io::BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let bridge_log = Arc::new(Mutex::new(String::new()));
+    let (opened, open) = tokio::sync::oneshot::channel::<String>();
+    {
+        let log = Arc::clone(&bridge_log);
+        tokio::spawn(async move {
+            let mut opened = Some(opened);
+            while let Ok(Some(line)) = stderr.next_line().await {
+                if let Some(url) = line.strip_prefix("mcp-bridge: to authorize upstream, open ") {
+                    if let Some(tx) = opened.take() {
+                        let _ = tx.send(url.to_owned());
+                    }
+                }
+                log.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+    }
+    let url = tokio::time::timeout(Duration::from_secs(30), open)
+        .await
+        .unwrap_or_else(|_| panic!("no URL to open:\n{}", bridge_log.lock().unwrap()))
+        .unwrap();
+    assert!(url.starts_with(&auth.issuer), "{url}");
+    // The browser: the authorization server's pages, then back to the bridge.
+    let back = follow_redirects(AuthorizationRequest::new(url, redirect.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", auth.log()));
+    assert!(back.starts_with(&redirect), "{back}");
+    let page = reqwest::get(&back)
+        .await
+        .expect("the bridge's redirect URI");
+    assert_eq!(page.status(), 200);
+
+    let client = Client::builder(Implementation::new("through-the-bridge", "1.0.0"))
+        .connect_streams(bridge.stdout.take().unwrap(), bridge.stdin.take().unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", bridge_log.lock().unwrap()));
+    let result = client
+        .call_tool("test_simple_text", serde_json::json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", bridge_log.lock().unwrap()));
+    assert!(format!("{result:?}").contains("This is a simple text response for testing."));
+    client.close().await;
+    let _ = bridge.kill().await;
+}

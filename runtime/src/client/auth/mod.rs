@@ -42,7 +42,10 @@ mod challenge;
 mod discovery;
 mod flow;
 mod headless;
+mod loopback;
 mod send;
+
+pub use loopback::wait_for_redirect;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -262,6 +265,17 @@ pub struct AuthorizationRequest {
     pub redirect_uri: String,
 }
 
+impl AuthorizationRequest {
+    /// A request to show `url`, expecting a redirect to `redirect_uri` (for user agents
+    /// driven by hand: tests, a relay).
+    pub fn new(url: impl Into<String>, redirect_uri: impl Into<String>) -> AuthorizationRequest {
+        AuthorizationRequest {
+            url: url.into(),
+            redirect_uri: redirect_uri.into(),
+        }
+    }
+}
+
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub(crate) type UserAgentFn =
     Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<String, String>> + Send + Sync>;
@@ -406,7 +420,8 @@ impl OAuth {
 
     /// The user agent: shows the authorization page and resolves to the URL the
     /// authorization server redirected back to (or an error to report). An application
-    /// opens a browser and listens on its redirect URI. The default is headless: it
+    /// opens a browser and listens on its redirect URI ([`wait_for_redirect`] does the
+    /// listening for a loopback one). The default is headless: it
     /// follows the server's redirects (keeping its cookies) to the redirect URI, which
     /// works only with a server that approves without a user (tests, trusted setups) and
     /// fails with a clear error at a login page.
