@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::auth::ClientCredentials;
+use mcp_runtime::client::auth::{ClientCredentials, SigningKey};
 use mcp_runtime::client::{Client, ClientError, OAuth};
 use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage};
 use mcp_runtime::{Era, ProtocolVersion, VersionSet};
@@ -71,10 +71,20 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// document URL; the default headless user agent plays the browser.
 fn oauth(scenario: &str, context: &Value) -> OAuth {
     let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
-    let credentials = text("client_id").map(|id| ClientCredentials {
-        client_id: id,
-        client_secret: text("client_secret"),
-        auth_method: None,
+    let key = match (text("private_key_pem"), text("signing_algorithm")) {
+        (Some(pem), Some(alg)) => match SigningKey::from_pem(&pem, &alg) {
+            Ok(key) => Some(key),
+            Err(e) => {
+                eprintln!("{scenario}: the context's key: {e}");
+                None
+            }
+        },
+        _ => None,
+    };
+    let credentials = text("client_id").map(|id| match (text("client_secret"), key) {
+        (Some(secret), _) => ClientCredentials::confidential(id, secret),
+        (None, Some(key)) => ClientCredentials::with_signing_key(id, key),
+        (None, None) => ClientCredentials::public(id),
     });
     match credentials {
         Some(c) if scenario.starts_with("auth/client-credentials") => OAuth::client_credentials(c),

@@ -349,6 +349,7 @@ impl Authorizer {
             client_id: client_id.to_owned(),
             client_secret,
             auth_method: Some(registered_method),
+            signing_key: None,
         };
         self.oauth.store.save_client(&meta.issuer, &client);
         Ok(client)
@@ -549,6 +550,7 @@ impl Authorizer {
                 .is_none_or(|list| list.iter().any(|l| l == m))
         };
         let method = client.auth_method.unwrap_or(match &client.client_secret {
+            None if client.signing_key.is_some() => TokenEndpointAuth::PrivateKeyJwt,
             None => TokenEndpointAuth::None,
             Some(_) if supports("client_secret_basic") => TokenEndpointAuth::ClientSecretBasic,
             Some(_) => TokenEndpointAuth::ClientSecretPost,
@@ -575,6 +577,21 @@ impl Authorizer {
             (TokenEndpointAuth::ClientSecretPost, Some(secret)) => {
                 form.push(("client_id", client.client_id.clone()));
                 form.push(("client_secret", secret.clone()));
+            }
+            (TokenEndpointAuth::PrivateKeyJwt, _) => {
+                let key = client.signing_key.as_ref().ok_or_else(|| {
+                    denied("private_key_jwt without a signing key (ClientCredentials::with_signing_key)")
+                })?;
+                // The audience is the issuer identifier (RFC 7523bis).
+                let assertion = key
+                    .assertion(&client.client_id, &meta.issuer)
+                    .map_err(|e| denied(format!("signing the client assertion: {e}")))?;
+                form.push(("client_id", client.client_id.clone()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push(("client_assertion", assertion));
             }
             _ => form.push(("client_id", client.client_id.clone())),
         }

@@ -38,6 +38,7 @@
 //! # async fn wait_for_the_callback(_: &str) -> String { String::new() }
 //! ```
 
+mod assertion;
 mod challenge;
 mod discovery;
 mod flow;
@@ -45,6 +46,7 @@ mod headless;
 mod loopback;
 mod send;
 
+pub use assertion::SigningKey;
 pub use loopback::wait_for_redirect;
 
 use std::collections::HashMap;
@@ -74,6 +76,8 @@ pub enum TokenEndpointAuth {
     ClientSecretBasic,
     /// The client id and secret in the body.
     ClientSecretPost,
+    /// A JWT signed with the client's key (RFC 7523; [`ClientCredentials::signing_key`]).
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuth {
@@ -83,6 +87,7 @@ impl TokenEndpointAuth {
             TokenEndpointAuth::None => "none",
             TokenEndpointAuth::ClientSecretBasic => "client_secret_basic",
             TokenEndpointAuth::ClientSecretPost => "client_secret_post",
+            TokenEndpointAuth::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -91,6 +96,7 @@ impl TokenEndpointAuth {
             "none" => Some(TokenEndpointAuth::None),
             "client_secret_basic" => Some(TokenEndpointAuth::ClientSecretBasic),
             "client_secret_post" => Some(TokenEndpointAuth::ClientSecretPost),
+            "private_key_jwt" => Some(TokenEndpointAuth::PrivateKeyJwt),
             _ => None,
         }
     }
@@ -98,7 +104,8 @@ impl TokenEndpointAuth {
 
 /// A client's identity at one authorization server: pre-registered, or what dynamic
 /// registration returned.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
+#[non_exhaustive]
 pub struct ClientCredentials {
     /// The client id.
     pub client_id: String,
@@ -106,8 +113,10 @@ pub struct ClientCredentials {
     pub client_secret: Option<String>,
     /// How to authenticate at the token endpoint; `None`: the best the authorization
     /// server supports (Basic when there is a secret and the server allows it, else the
-    /// secret in the body; no secret: none).
+    /// secret in the body; a signing key: `private_key_jwt`; nothing: none).
     pub auth_method: Option<TokenEndpointAuth>,
+    /// The key of `private_key_jwt`.
+    pub signing_key: Option<SigningKey>,
 }
 
 impl std::fmt::Debug for ClientCredentials {
@@ -116,6 +125,7 @@ impl std::fmt::Debug for ClientCredentials {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("auth_method", &self.auth_method)
+            .field("signing_key", &self.signing_key)
             .finish()
     }
 }
@@ -127,6 +137,7 @@ impl ClientCredentials {
             client_id: client_id.into(),
             client_secret: None,
             auth_method: None,
+            signing_key: None,
         }
     }
 
@@ -139,6 +150,17 @@ impl ClientCredentials {
             client_id: client_id.into(),
             client_secret: Some(client_secret.into()),
             auth_method: None,
+            signing_key: None,
+        }
+    }
+
+    /// A client id that authenticates with a JWT signed by `key` (`private_key_jwt`).
+    pub fn with_signing_key(client_id: impl Into<String>, key: SigningKey) -> ClientCredentials {
+        ClientCredentials {
+            client_id: client_id.into(),
+            client_secret: None,
+            auth_method: Some(TokenEndpointAuth::PrivateKeyJwt),
+            signing_key: Some(key),
         }
     }
 
