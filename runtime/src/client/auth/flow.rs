@@ -381,6 +381,15 @@ impl Authorizer {
                 meta.issuer
             )));
         }
+        // Redirect URIs are https or this machine's (2025-06-18+ security considerations).
+        let redirect_ok =
+            Url::parse(&self.oauth.redirect_uri).is_ok_and(|u| discovery::secure_enough(&u));
+        if !redirect_ok {
+            return Err(denied(format!(
+                "the redirect URI `{}` must be https or an http loopback URI",
+                self.oauth.redirect_uri
+            )));
+        }
         let mut scope = scope.to_owned();
         let offline = self.oauth.offline_access
             && meta
