@@ -27,9 +27,11 @@ use kit::pinned::{self, Pinned};
 const REQUIREMENT_SETS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 /// Not-scored scenarios the client passes, held to it so that a regression fails.
-const NOT_SCORED_REQUIRED: [&str; 2] = [
+const NOT_SCORED_REQUIRED: [&str; 4] = [
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/dpop",
+    "auth/dpop-nonce",
 ];
 
 #[test]

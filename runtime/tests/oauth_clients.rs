@@ -600,6 +600,9 @@ async fn our_client_authorizes_discovers_registers_and_refreshes() {
         let tokens = store.tokens(&key).expect("tokens kept for the server");
         assert_eq!(tokens.resource, url);
         assert_eq!(tokens.issuer, auth.issuer);
+        // oidc-provider could bind tokens with DPoP, but our server challenges with Bearer
+        // only: a DPoP-bound token would be refused there.
+        assert_eq!(tokens.token_type, "Bearer");
         let first_access = tokens.access_token.clone();
         assert!(
             tokens.refresh_token.is_some(),

@@ -1,6 +1,6 @@
 //! Reading a server's `WWW-Authenticate` challenge (RFC 9110 §11.6.1, with the Bearer
 //! parameters of RFC 6750 §3 and RFC 9728 §5.1): its `resource_metadata`, `scope` and
-//! `error`.
+//! `error` (of the Bearer or the DPoP scheme, RFC 9449 §7.1).
 
 use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
 
@@ -10,18 +10,30 @@ pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
     pub(crate) scope: Option<String>,
     pub(crate) error: Option<String>,
+    /// The server offers the DPoP scheme (RFC 9449 §7.1).
+    pub(crate) dpop_offered: bool,
 }
 
 impl Challenge {
-    /// The Bearer challenge among a response's `WWW-Authenticate` headers (empty when
-    /// there is none or it cannot be read).
+    /// The Bearer challenge among a response's `WWW-Authenticate` headers (else the DPoP
+    /// one; empty when there is none or it cannot be read).
     pub(crate) fn of(headers: &HeaderMap) -> Challenge {
-        headers
+        let all: Vec<(String, Challenge)> = headers
             .get_all(WWW_AUTHENTICATE)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .find_map(bearer)
-            .unwrap_or_default()
+            .flat_map(challenges)
+            .collect();
+        let dpop_offered = all.iter().any(|(s, _)| s.eq_ignore_ascii_case("dpop"));
+        let pick = |scheme: &str| {
+            all.iter()
+                .find(|(s, _)| s.eq_ignore_ascii_case(scheme))
+                .map(|(_, c)| c.clone())
+        };
+        Challenge {
+            dpop_offered,
+            ..pick("bearer").or_else(|| pick("dpop")).unwrap_or_default()
+        }
     }
 
     pub(crate) fn insufficient_scope(&self) -> bool {
@@ -29,29 +41,44 @@ impl Challenge {
     }
 }
 
-/// The Bearer challenge in one header value, if it has one.
-fn bearer(value: &str) -> Option<Challenge> {
+/// The challenges in one header value: each scheme with its parameters.
+fn challenges(value: &str) -> Vec<(String, Challenge)> {
+    let mut out = Vec::new();
     let mut rest = value.trim_start();
     loop {
         let (scheme, after) = token(rest);
         if scheme.is_empty() {
-            return None;
+            return out;
         }
         let (params, after) = params(after);
-        if scheme.eq_ignore_ascii_case("bearer") {
-            let mut challenge = Challenge::default();
-            for (name, value) in params {
-                match name.to_ascii_lowercase().as_str() {
-                    "resource_metadata" => challenge.resource_metadata = Some(value),
-                    "scope" => challenge.scope = Some(value),
-                    "error" => challenge.error = Some(value),
-                    _ => {}
-                }
+        let mut challenge = Challenge::default();
+        for (name, value) in params {
+            match name.to_ascii_lowercase().as_str() {
+                "resource_metadata" => challenge.resource_metadata = Some(value),
+                "scope" => challenge.scope = Some(value),
+                "error" => challenge.error = Some(value),
+                _ => {}
             }
-            return Some(challenge);
         }
-        rest = after.trim_start_matches([',', ' ', '\t']);
+        out.push((scheme.to_owned(), challenge));
+        let next = after.trim_start_matches([',', ' ', '\t']);
+        if next.len() == rest.len() {
+            // Nothing consumed: a character no challenge starts with.
+            return out;
+        }
+        rest = next;
     }
+}
+
+/// The Bearer (else DPoP) challenge in one header value, if it has one.
+#[cfg(test)]
+fn bearer(value: &str) -> Option<Challenge> {
+    let mut map = HeaderMap::new();
+    map.insert(WWW_AUTHENTICATE, value.parse().ok()?);
+    let all = challenges(value);
+    all.iter()
+        .any(|(s, _)| s.eq_ignore_ascii_case("bearer") || s.eq_ignore_ascii_case("dpop"))
+        .then(|| Challenge::of(&map))
 }
 
 fn is_tchar(c: char) -> bool {
@@ -131,6 +158,9 @@ mod tests {
         assert_eq!(bearer(r#"Basic realm="x""#), None);
         assert_eq!(bearer(""), None);
         assert_eq!(bearer("Bearer"), Some(Challenge::default()));
+        let both = bearer(r#"DPoP algs="ES256", Bearer scope="a""#).unwrap();
+        assert!(both.dpop_offered);
+        assert_eq!(both.scope.as_deref(), Some("a"));
         // Unterminated quotes and stray characters end the parse, never panic.
         assert_eq!(
             bearer(r#"Bearer scope="a"#).unwrap().scope.as_deref(),

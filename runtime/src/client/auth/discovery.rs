@@ -18,6 +18,8 @@ pub(crate) struct ResourceMetadata {
     pub(crate) resource: String,
     pub(crate) authorization_servers: Vec<String>,
     pub(crate) scopes_supported: Option<Vec<String>>,
+    /// `dpop_bound_access_tokens_required` (RFC 9449 §5.2).
+    pub(crate) dpop_required: bool,
 }
 
 /// What the client uses of an authorization server's metadata (RFC 8414 §2).
@@ -32,6 +34,8 @@ pub(crate) struct ServerMetadata {
     pub(crate) token_endpoint_auth_methods: Option<Vec<String>>,
     pub(crate) client_id_metadata_documents: bool,
     pub(crate) iss_parameter_supported: bool,
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1).
+    pub(crate) dpop_algorithms: Option<Vec<String>>,
     /// Found by the 2025-03-26 rules (no Protected Resource Metadata).
     pub(crate) legacy: bool,
 }
@@ -163,6 +167,10 @@ pub(crate) async fn protected_resource(
             resource,
             authorization_servers,
             scopes_supported: strings(&doc, "scopes_supported"),
+            dpop_required: doc
+                .get("dpop_bound_access_tokens_required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         }));
     }
     Ok(None)
@@ -291,6 +299,7 @@ pub(crate) async fn legacy_authorization_server(
         token_endpoint_auth_methods: None,
         client_id_metadata_documents: false,
         iss_parameter_supported: false,
+        dpop_algorithms: None,
         legacy: true,
     })
 }
@@ -334,6 +343,7 @@ fn parse_server_metadata(
             .get("authorization_response_iss_parameter_supported")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        dpop_algorithms: strings(doc, "dpop_signing_alg_values_supported"),
         legacy,
     })
 }

@@ -3,7 +3,7 @@
 //! registration, the authorization code flow with PKCE or the client credentials grant,
 //! refresh — and keeps the results in the [`TokenStore`](super::TokenStore).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::challenge::Challenge;
 use super::discovery::{self, ServerMetadata};
+use super::dpop::DpopKey;
 use super::{AuthorizationRequest, ClientCredentials, Grant, OAuth, TokenEndpointAuth, Tokens};
 use crate::client::error::{ClientError, ClientErrorKind};
 
@@ -33,6 +34,10 @@ pub(crate) struct Authorizer {
     same_origin_is_enough: bool,
     http: reqwest::Client,
     current: Mutex<Option<Tokens>>,
+    /// The DPoP key, once both servers offered DPoP.
+    dpop: Mutex<Option<Arc<DpopKey>>>,
+    /// The MCP server offers DPoP (its challenge's scheme, or its resource metadata).
+    dpop_offered: std::sync::atomic::AtomicBool,
     /// Held while a flow runs, so that concurrent refusals authorize once.
     flow: tokio::sync::Mutex<()>,
 }
@@ -94,6 +99,8 @@ impl Authorizer {
             same_origin_is_enough,
             http,
             current: Mutex::new(current),
+            dpop: Mutex::new(None),
+            dpop_offered: std::sync::atomic::AtomicBool::new(false),
             flow: tokio::sync::Mutex::new(()),
         })
     }
@@ -114,8 +121,8 @@ impl Authorizer {
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(tokens);
     }
 
-    /// The access token to send, refreshed first when it has expired and can be.
-    pub(crate) async fn token(&self) -> Option<String> {
+    /// The tokens to send, refreshed first when they have expired and can be.
+    pub(crate) async fn token(&self) -> Option<Tokens> {
         let tokens = self.current()?;
         if tokens.expired() && tokens.refresh_token.is_some() {
             let _flow = self.flow.lock().await;
@@ -123,15 +130,42 @@ impl Authorizer {
                 .current()
                 .filter(|t| t.access_token != tokens.access_token)
             {
-                return Some(now.access_token);
+                return Some(now);
             }
             if let Some(refreshed) = self.refresh_with_stored_metadata(&tokens).await {
-                let access = refreshed.access_token.clone();
-                self.keep(refreshed);
-                return Some(access);
+                self.keep(refreshed.clone());
+                return Some(refreshed);
             }
         }
-        Some(tokens.access_token)
+        Some(tokens)
+    }
+
+    /// The DPoP key, when DPoP is in use.
+    pub(crate) fn dpop(&self) -> Option<Arc<DpopKey>> {
+        self.dpop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Makes the DPoP key when the MCP server offers DPoP and the authorization server
+    /// advertises it with `ES256`. A resource server that offers only Bearer gets Bearer
+    /// tokens even from an authorization server that could bind them (a bound token
+    /// would be refused there).
+    fn dpop_for(&self, meta: &ServerMetadata) -> Result<Option<Arc<DpopKey>>, ClientError> {
+        let wanted = self.dpop_offered.load(std::sync::atomic::Ordering::Relaxed)
+            && meta
+                .dpop_algorithms
+                .as_ref()
+                .is_some_and(|algs| algs.iter().any(|a| a == "ES256"));
+        if !wanted {
+            return Ok(None);
+        }
+        let mut slot = self.dpop.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(Arc::new(DpopKey::generate().map_err(denied)?));
+        }
+        Ok(slot.clone())
     }
 
     async fn refresh_with_stored_metadata(&self, tokens: &Tokens) -> Option<Tokens> {
@@ -161,6 +195,10 @@ impl Authorizer {
             challenge.resource_metadata.as_deref(),
         )
         .await?;
+        if challenge.dpop_offered || prm.as_ref().is_some_and(|p| p.dpop_required) {
+            self.dpop_offered
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let (resource, meta, prm_scopes) = match prm {
             Some(prm) => {
                 discovery::check_resource(&self.server, &prm.resource, self.same_origin_is_enough)?;
@@ -604,18 +642,46 @@ impl Authorizer {
             }
             _ => form.push(("client_id", client.client_id.clone())),
         }
-        let response = request
-            .form(&*form)
-            .send()
-            .await
-            .map_err(|e| denied(format!("POST {}: {e}", meta.token_endpoint)))?;
-        let status = response.status();
-        let doc: Value = response
-            .bytes()
-            .await
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null);
+        let request = request.form(&*form);
+        let dpop = self.dpop_for(meta)?;
+        // One retry when the server asks for a DPoP nonce (RFC 9449 §8).
+        let mut nonce_retried = false;
+        let (status, doc) = loop {
+            let mut attempt = request
+                .try_clone()
+                .ok_or_else(|| denied("a token request that cannot be re-sent"))?;
+            if let Some(key) = &dpop {
+                let proof = key
+                    .proof("POST", &meta.token_endpoint, None)
+                    .map_err(denied)?;
+                attempt = attempt.header("dpop", proof);
+            }
+            let response = attempt
+                .send()
+                .await
+                .map_err(|e| denied(format!("POST {}: {e}", meta.token_endpoint)))?;
+            let nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let status = response.status();
+            let doc: Value = response
+                .bytes()
+                .await
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or(Value::Null);
+            let (Some(key), Some(nonce)) = (&dpop, nonce) else {
+                break (status, doc);
+            };
+            key.keep_nonce(&meta.token_endpoint, &nonce);
+            let asked = doc.get("error").and_then(Value::as_str) == Some("use_dpop_nonce");
+            if !asked || nonce_retried {
+                break (status, doc);
+            }
+            nonce_retried = true;
+        };
         if !status.is_success() {
             return Err(denied(format!(
                 "the token endpoint refused (HTTP {status}): {}",
@@ -631,9 +697,10 @@ impl Authorizer {
             .get("token_type")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if !token_type.eq_ignore_ascii_case("bearer") {
+        let dpop_bound = dpop.is_some() && token_type.eq_ignore_ascii_case("dpop");
+        if !token_type.eq_ignore_ascii_case("bearer") && !dpop_bound {
             return Err(denied(format!(
-                "the token endpoint issued a `{token_type}` token; this client sends Bearer tokens only"
+                "the token endpoint issued a `{token_type}` token; this client sends Bearer tokens (and DPoP ones when it asked)"
             )));
         }
         let expires_at = doc
@@ -648,6 +715,7 @@ impl Authorizer {
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default(),
             access_token: access_token.to_owned(),
+            token_type: if dpop_bound { "DPoP" } else { "Bearer" }.to_owned(),
             refresh_token: doc
                 .get("refresh_token")
                 .and_then(Value::as_str)

@@ -41,6 +41,7 @@
 mod assertion;
 mod challenge;
 mod discovery;
+mod dpop;
 mod flow;
 mod headless;
 mod loopback;
@@ -180,8 +181,11 @@ pub struct Tokens {
     pub issuer: String,
     /// The resource (RFC 8707) they were asked for.
     pub resource: String,
-    /// The access token (sent as `Authorization: Bearer`).
+    /// The access token.
     pub access_token: String,
+    /// Its type: `Bearer`, or `DPoP` (bound to the connection's DPoP key, sent with a
+    /// proof).
+    pub token_type: String,
     /// The refresh token, when the server gave one.
     pub refresh_token: Option<String>,
     /// When the access token expires, when the server said.
