@@ -73,28 +73,30 @@ impl DpopKey {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let mut claims = json!({
-            "jti": b64.encode(jti),
-            "htm": method,
-            "htu": htu.as_str(),
-            "iat": now,
-        });
+        let mut claims = serde_json::Map::new();
+        claims.insert("jti".into(), json!(b64.encode(jti)));
+        claims.insert("htm".into(), json!(method));
+        claims.insert("htu".into(), json!(htu.as_str()));
+        claims.insert("iat".into(), json!(now));
         if let Some(nonce) = self
             .nonces
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&DpopKey::origin(url))
         {
-            claims["nonce"] = json!(nonce);
+            claims.insert("nonce".into(), json!(nonce));
         }
         if let Some(token) = access_token {
-            claims["ath"] = json!(b64.encode(Sha256::digest(token.as_bytes())));
+            claims.insert(
+                "ath".into(),
+                json!(b64.encode(Sha256::digest(token.as_bytes()))),
+            );
         }
         let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk});
         let input = format!(
             "{}.{}",
             b64.encode(header.to_string()),
-            b64.encode(claims.to_string())
+            b64.encode(Value::Object(claims).to_string())
         );
         let signature = self
             .pair
