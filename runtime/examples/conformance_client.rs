@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::auth::{ClientCredentials, SigningKey};
+use mcp_runtime::client::auth::{exchange_for_id_jag, ClientCredentials, SigningKey};
 use mcp_runtime::client::{Client, ClientError, OAuth};
 use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage};
 use mcp_runtime::{Era, ProtocolVersion, VersionSet};
@@ -67,7 +67,9 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 
 /// OAuth as the scenario asks: pre-registered credentials when its context has them
 /// (`auth/pre-registration`), the client credentials grant for the
-/// `auth/client-credentials-*` scenarios, else dynamic registration or the metadata
+/// `auth/client-credentials-*` scenarios, the JWT bearer grant for `auth/wif-jwt-bearer` and
+/// (with an ID-JAG) `auth/enterprise-managed-authorization`,
+/// else dynamic registration or the metadata
 /// document URL; the default headless user agent plays the browser.
 fn oauth(scenario: &str, context: &Value) -> OAuth {
     let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
@@ -88,6 +90,27 @@ fn oauth(scenario: &str, context: &Value) -> OAuth {
     });
     match credentials {
         Some(c) if scenario.starts_with("auth/client-credentials") => OAuth::client_credentials(c),
+        // Workload identity federation: the workload's JWT, as the platform gave it.
+        Some(c) if scenario == "auth/wif-jwt-bearer" => {
+            let jwt = text("valid_jwt").unwrap_or_default();
+            OAuth::jwt_bearer(c, move |_| {
+                let jwt = jwt.clone();
+                async move { Ok(jwt) }
+            })
+        }
+        // Enterprise-managed authorization: the user's ID token exchanged at the
+        // identity provider for an ID-JAG, presented to the authorization server.
+        Some(c) if scenario == "auth/enterprise-managed-authorization" => {
+            let idp = (
+                text("idp_token_endpoint").unwrap_or_default(),
+                text("idp_client_id").unwrap_or_default(),
+                text("idp_id_token").unwrap_or_default(),
+            );
+            OAuth::jwt_bearer(c, move |request| {
+                let (endpoint, client, id_token) = idp.clone();
+                async move { exchange_for_id_jag(&endpoint, &client, None, &id_token, &request).await }
+            })
+        }
         Some(c) => OAuth::new().client(c),
         None => OAuth::new().client_metadata_url(CLIENT_METADATA_URL),
     }

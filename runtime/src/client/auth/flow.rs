@@ -17,6 +17,9 @@ use super::dpop::DpopKey;
 use super::{AuthorizationRequest, ClientCredentials, Grant, OAuth, TokenEndpointAuth, Tokens};
 use crate::client::error::{ClientError, ClientErrorKind};
 
+/// The JWT bearer grant type (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /// An authorization failure.
 pub(crate) fn denied(message: impl Into<String>) -> ClientError {
     ClientError::new(ClientErrorKind::Unauthorized, message)
@@ -237,7 +240,7 @@ impl Authorizer {
         if let Some(prev) = &previous {
             scope = union(&prev.requested_scope, &scope);
         }
-        let tokens = match self.oauth.grant {
+        let tokens = match &self.oauth.grant {
             Grant::ClientCredentials => {
                 let client = self.client_for(&meta).await?;
                 self.client_credentials(&meta, &client, &resource, &scope)
@@ -246,6 +249,29 @@ impl Authorizer {
             Grant::AuthorizationCode => {
                 let client = self.client_for(&meta).await?;
                 self.code_flow(&meta, &client, &resource, &scope).await?
+            }
+            Grant::JwtBearer(assertion) => {
+                let client = self.client_for(&meta).await?;
+                let assertion = assertion(super::AssertionRequest {
+                    issuer: meta.issuer.clone(),
+                    resource: resource.clone(),
+                    scope: scope.clone(),
+                })
+                .await
+                .map_err(|e| denied(format!("no assertion for the JWT bearer grant: {e}")))?;
+                let mut form = vec![
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", assertion),
+                    ("resource", resource.clone()),
+                ];
+                if !scope.is_empty() {
+                    form.push(("scope", scope.clone()));
+                }
+                let tokens = self.token_request(&meta, &client, &mut form).await?;
+                Tokens {
+                    requested_scope: scope,
+                    ..tokens
+                }
             }
         };
         self.keep(tokens);
@@ -335,9 +361,10 @@ impl Authorizer {
         } else {
             "web"
         };
-        let grant_types = match self.oauth.grant {
+        let grant_types = match &self.oauth.grant {
             Grant::AuthorizationCode => json!(["authorization_code", "refresh_token"]),
             Grant::ClientCredentials => json!(["client_credentials"]),
+            Grant::JwtBearer(_) => json!([JWT_BEARER]),
         };
         let body = json!({
             "client_name": self.client_name,

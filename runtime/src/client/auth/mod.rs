@@ -42,12 +42,14 @@ mod assertion;
 mod challenge;
 mod discovery;
 mod dpop;
+mod enterprise;
 mod flow;
 mod headless;
 mod loopback;
 mod send;
 
 pub use assertion::SigningKey;
+pub use enterprise::exchange_for_id_jag;
 pub use loopback::wait_for_redirect;
 
 use std::collections::HashMap;
@@ -306,13 +308,40 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub(crate) type UserAgentFn =
     Arc<dyn Fn(AuthorizationRequest) -> BoxFuture<Result<String, String>> + Send + Sync>;
 
+pub(crate) type AssertionFn =
+    Arc<dyn Fn(AssertionRequest) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+/// What a JWT bearer assertion is asked for ([`OAuth::jwt_bearer`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AssertionRequest {
+    /// The authorization server that will receive it (its audience).
+    pub issuer: String,
+    /// The MCP server's resource identifier.
+    pub resource: String,
+    /// The scopes the client will ask for (space-separated, maybe empty).
+    pub scope: String,
+}
+
 /// Which grant the client uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum Grant {
     /// Authorization code with PKCE, through the user agent.
     AuthorizationCode,
     /// Client credentials (the client acts on its own behalf).
     ClientCredentials,
+    /// A JWT bearer assertion (RFC 7523 §2.1), e.g. a workload identity token.
+    JwtBearer(AssertionFn),
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Grant::AuthorizationCode => "AuthorizationCode",
+            Grant::ClientCredentials => "ClientCredentials",
+            Grant::JwtBearer(_) => "JwtBearer",
+        })
+    }
 }
 
 /// OAuth settings of a client ([`ClientBuilder::oauth`](crate::client::ClientBuilder::oauth)).
@@ -377,6 +406,25 @@ impl OAuth {
     pub fn client_credentials(credentials: ClientCredentials) -> OAuth {
         OAuth {
             grant: Grant::ClientCredentials,
+            client: Some(credentials),
+            ..OAuth::new()
+        }
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1; workload identity federation, SEP-1933):
+    /// `assertion` yields a JWT issued to this workload for the authorization server
+    /// (fetched again at each authorization: a workload identity token, or an ID-JAG from
+    /// the enterprise identity provider, [`exchange_for_id_jag`]), exchanged for an access
+    /// token as the client
+    /// `credentials` (usually a bare client id). A refusal is reported, not retried with
+    /// another grant.
+    pub fn jwt_bearer<F, Fut>(credentials: ClientCredentials, assertion: F) -> OAuth
+    where
+        F: Fn(AssertionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        OAuth {
+            grant: Grant::JwtBearer(Arc::new(move |request| Box::pin(assertion(request)))),
             client: Some(credentials),
             ..OAuth::new()
         }
