@@ -13,6 +13,11 @@
 //! client); the Python ones of 2024-11-05 (mcp 1.8.1, and 1.7.1 over HTTP+SSE) have no OAuth
 //! client at all (no `mcp/client/auth.py`), so they cannot be driven through it.
 //!
+//! This runtime's own client (`client::OAuth`) goes through the same flow at 2026-07-28, in
+//! a 2025-11-25 session and over HTTP+SSE, and refreshes an expired token; `mcp-bridge
+//! --oauth` authorizes upstream through a browser the test plays, on its loopback redirect
+//! URI.
+//!
 //! Also against the same real server: its tokens for another resource, and its opaque
 //! tokens, refused; its client-credentials token for our resource accepted; and RFC 7662
 //! introspection of its opaque tokens, revocation included.
