@@ -3,7 +3,17 @@
 //!
 //! ```text
 //! mcp-bridge (--command "CMD" | --url URL) [--http ADDR] [--header "NAME: VALUE"]...
+//!            [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
+//!            [--oauth-client-credentials] [--oauth-redirect URI]
 //! ```
+//!
+//! An upstream URL that wants authorization gets a fixed token with `--bearer`, or OAuth:
+//! `--oauth` prints the authorization URL to open and waits on the loopback redirect URI
+//! (`--oauth-redirect`, default `http://127.0.0.1:8976/callback`); `--oauth-headless`
+//! follows the authorization server's redirects without a browser (servers that approve
+//! without a user); `--oauth-client` gives pre-registered credentials (else the bridge
+//! registers dynamically); `--oauth-client-credentials` uses them in the client
+//! credentials grant.
 //!
 //! Without `--http` the bridge serves one client on its own stdin and stdout; with
 //! `--http ADDR` it serves Streamable HTTP at `http://ADDR/mcp` (both eras) and HTTP+SSE
@@ -50,20 +60,60 @@ use std::time::Duration;
 use kept::KeptCalls;
 use lists::{add_template, follow, Listed};
 
-use mcp_runtime::client::{Client, ClientError, ClientHandlers, CompletionRef, RequestOptions};
+use mcp_runtime::client::auth::{wait_for_redirect, ClientCredentials};
+use mcp_runtime::client::{
+    Client, ClientError, ClientHandlers, CompletionRef, OAuth, RequestOptions,
+};
 use mcp_runtime::model::{Elicitation, Implementation, Root};
 use mcp_runtime::transport::{http, stdio};
 use mcp_runtime::{Context, Era, RpcError, Server, ToolError};
 use serde_json::{json, Value};
 
 const USAGE: &str =
-    "usage: mcp-bridge (--command \"CMD\" | --url URL) [--http ADDR] [--header \"NAME: VALUE\"]...";
+    "usage: mcp-bridge (--command \"CMD\" | --url URL) [--http ADDR] [--header \"NAME: VALUE\"]...
+       [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
+       [--oauth-client-credentials] [--oauth-redirect URI]";
+
+/// How the bridge authorizes upstream.
+#[derive(Default)]
+struct OAuthArgs {
+    /// `--oauth` (wait on the redirect URI) or `--oauth-headless`.
+    mode: Option<&'static str>,
+    client: Option<ClientCredentials>,
+    client_credentials: bool,
+    redirect: Option<String>,
+}
+
+impl OAuthArgs {
+    fn oauth(&self) -> Option<OAuth> {
+        if self.client_credentials {
+            return self.client.clone().map(OAuth::client_credentials);
+        }
+        let mut oauth = OAuth::new();
+        if let Some(client) = &self.client {
+            oauth = oauth.client(client.clone());
+        }
+        if let Some(redirect) = &self.redirect {
+            oauth = oauth.redirect_uri(redirect.clone());
+        }
+        // Pre-registered credentials alone mean OAuth with a browser.
+        match self.mode.or(self.client.as_ref().map(|_| "browser"))? {
+            "headless" => Some(oauth),
+            _ => Some(oauth.user_agent(|request| {
+                wait_for_redirect(request, |url| {
+                    eprintln!("mcp-bridge: to authorize upstream, open {url}");
+                })
+            })),
+        }
+    }
+}
 
 /// The command line.
 struct Args {
     upstream: Upstream,
     http: Option<std::net::SocketAddr>,
     headers: Vec<(String, String)>,
+    oauth: OAuthArgs,
 }
 
 enum Upstream {
@@ -75,6 +125,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut upstream = None;
     let mut http = None;
     let mut headers = Vec::new();
+    let mut oauth = OAuthArgs::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -96,14 +147,33 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                     .ok_or_else(|| format!("--header {header}: expected NAME: VALUE"))?;
                 headers.push((name.trim().to_owned(), v.trim().to_owned()));
             }
+            "--bearer" => headers.push((
+                "authorization".to_owned(),
+                format!("Bearer {}", value("--bearer")?),
+            )),
+            "--oauth" => oauth.mode = Some("browser"),
+            "--oauth-headless" => oauth.mode = Some("headless"),
+            "--oauth-client" => {
+                let given = value("--oauth-client")?;
+                oauth.client = Some(match given.split_once(':') {
+                    Some((id, secret)) => ClientCredentials::confidential(id, secret),
+                    None => ClientCredentials::public(given),
+                });
+            }
+            "--oauth-client-credentials" => oauth.client_credentials = true,
+            "--oauth-redirect" => oauth.redirect = Some(value("--oauth-redirect")?),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
+    }
+    if oauth.client_credentials && oauth.client.is_none() {
+        return Err("--oauth-client-credentials needs --oauth-client ID:SECRET".into());
     }
     Ok(Args {
         upstream: upstream.ok_or(USAGE)?,
         http,
         headers,
+        oauth,
     })
 }
 
@@ -417,6 +487,9 @@ async fn run(args: Args) -> Result<(), String> {
         .timeout(Duration::from_secs(120));
     for (name, value) in &args.headers {
         builder = builder.header(name.clone(), value.clone());
+    }
+    if let Some(oauth) = args.oauth.oauth() {
+        builder = builder.oauth(oauth);
     }
     let client = match &args.upstream {
         Upstream::Command(line) => builder.connect_shell(line).await,

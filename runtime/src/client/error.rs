@@ -26,6 +26,10 @@ pub enum ClientErrorKind {
     /// The method does not exist in the revision in force, or the server did not declare
     /// the capability it needs.
     Unsupported,
+    /// The server requires authorization and the client could not get it (no OAuth
+    /// configured answers a `401` with this too), or the authorization server's metadata
+    /// or answers were refused.
+    Unauthorized,
     /// The server kept asking for input (2026-07-28 `input_required`) beyond the limit of
     /// rounds.
     TooManyRounds,

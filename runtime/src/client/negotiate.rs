@@ -131,7 +131,14 @@ async fn probe(
                 }
             }
             Err(e) if is_modern_error(&e) => return Err(e),
-            Err(e) if e.kind() == ClientErrorKind::Closed => return Err(e),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ClientErrorKind::Closed | ClientErrorKind::Unauthorized
+                ) =>
+            {
+                return Err(e)
+            }
             // Anything else: a legacy server (or no server we can tell).
             Err(e) => {
                 tracing::debug!("server/discover failed ({e}); trying initialize");

@@ -42,6 +42,8 @@ pub(crate) struct HttpSettings {
     pub(crate) headers: Vec<(String, String)>,
     /// Whether a legacy session opens its GET stream.
     pub(crate) get_stream: bool,
+    /// OAuth, when configured: every request goes through it.
+    pub(crate) auth: Option<Arc<crate::client::auth::Authorizer>>,
 }
 
 struct State {
@@ -142,13 +144,17 @@ impl Shared {
             ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
-        self.http
+        let request = self
+            .http
             .post(self.url.clone())
             .headers(headers)
-            .body(out.json.clone())
-            .send()
-            .await
-            .map_err(|e| ClientError::transport(format!("POST {}: {e}", self.url)))
+            .body(out.json.clone());
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("POST {}", self.url),
+        )
+        .await
     }
 
     fn fail(&self, id: &RequestId, error: ClientError) {
@@ -343,12 +349,13 @@ impl Shared {
         if let Some(Ok(v)) = last_event_id.map(HeaderValue::from_str) {
             headers.insert("last-event-id", v);
         }
-        self.http
-            .get(self.url.clone())
-            .headers(headers)
-            .send()
-            .await
-            .map_err(|e| ClientError::transport(format!("GET {}: {e}", self.url)))
+        let request = self.http.get(self.url.clone()).headers(headers);
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("GET {}", self.url),
+        )
+        .await
     }
 
     /// The session's GET stream: what the server sends outside any request. `opened`
@@ -423,13 +430,14 @@ impl Drop for HttpLink {
         };
         if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
             let (http, url) = (self.0.http.clone(), self.0.url.clone());
+            let auth = self.0.settings.auth.clone();
             runtime.spawn(async move {
-                let _ = http
+                let what = format!("DELETE {url}");
+                let request = http
                     .delete(url)
                     .header("mcp-session-id", session)
-                    .timeout(Duration::from_secs(5))
-                    .send()
-                    .await;
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::client::auth::send(auth.as_ref(), request, &what).await;
             });
         }
     }
@@ -512,14 +520,18 @@ impl Link for HttpLink {
             };
             if session {
                 let headers = self.0.base_headers(&[]);
-                let _ = self
+                let request = self
                     .0
                     .http
                     .delete(self.0.url.clone())
                     .headers(headers)
-                    .timeout(Duration::from_secs(5))
-                    .send()
-                    .await;
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::client::auth::send(
+                    self.0.settings.auth.as_ref(),
+                    request,
+                    &format!("DELETE {}", self.0.url),
+                )
+                .await;
                 lock(&self.0.state).session_id = None;
             }
         })
