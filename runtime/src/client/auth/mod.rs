@@ -499,6 +499,11 @@ impl OAuth {
     /// follows the server's redirects (keeping its cookies) to the redirect URI, which
     /// works only with a server that approves without a user (tests, trusted setups) and
     /// fails with a clear error at a login page.
+    ///
+    /// The authorization runs inside the request that met the 401, so it counts against
+    /// that request's timeout — including the `server/discover` probe's when the first
+    /// request is the probe. With a person at a browser, raise the client's `timeout` and
+    /// `probe_timeout` to leave them time to log in.
     #[must_use]
     pub fn user_agent<F, Fut>(mut self, user_agent: F) -> Self
     where
