@@ -333,10 +333,8 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
 
 #[tokio::test]
 async fn tasks_per_client_are_bounded_with_a_clear_error() {
-    let options = TaskOptions {
-        max_tasks_per_client: 2,
-        ..TaskOptions::default()
-    };
+    let mut options = TaskOptions::default();
+    options.max_tasks_per_client = 2;
     let mut io = Stdio::serve(server(Some(TaskSupport::Optional), true, Some(options)));
     let call = |id: i64| {
         kit::request(id, "tools/call", modern(json!({"name": "slow", "arguments": {"ms": 60000}}), with_tasks()))

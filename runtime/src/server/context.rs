@@ -70,6 +70,9 @@ pub struct Context {
 pub(crate) struct TaskScope {
     pub(crate) owner: String,
     pub(crate) session: Option<mpsc::Sender<Outgoing>>,
+    /// Fires when the connection the tasks belong to ends (stdio, a legacy session):
+    /// its tasks are cancelled then, since no one can ask about them any more.
+    pub(crate) ends_with: Option<crate::cancel::CancellationToken>,
 }
 
 impl Context {
@@ -112,6 +115,11 @@ impl Context {
     /// The legacy session's channel, if the request belongs to one.
     pub(crate) fn session_channel(&self) -> Option<mpsc::Sender<Outgoing>> {
         self.task_scope.session.clone()
+    }
+
+    /// When the tasks this request starts must end (see [`TaskScope::ends_with`]).
+    pub(crate) fn tasks_end_with(&self) -> Option<crate::cancel::CancellationToken> {
+        self.task_scope.ends_with.clone()
     }
 
     /// The request's cancellation.

@@ -144,6 +144,7 @@ impl Connection {
             .with_task_scope(TaskScope {
                 owner: MODERN_OWNER.to_owned(),
                 session: None,
+                ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
             });
             return Admission::Handler(v, method, ctx);
         }
@@ -202,6 +203,7 @@ impl Connection {
                 .with_task_scope(TaskScope {
                     owner: self.task_owner.clone(),
                     session: Some(self.out.clone()),
+                    ends_with: Some(self.closed.clone()),
                 });
                 Admission::Handler(v, method, ctx)
             }

@@ -61,6 +61,9 @@ pub struct Connection {
     /// Owns the tasks a legacy client creates here (random per connection: a session's
     /// tasks are its own).
     task_owner: String,
+    /// Whether the tasks started here end with the connection (a stdio peer, a legacy
+    /// session); a stateless HTTP request's tasks outlive it.
+    tasks_end_with_it: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,7 +74,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Connection {
     /// A connection whose outgoing messages are sent to `out`.
     pub fn new(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
-        let conn = Connection::stateless(server, out);
+        let mut conn = Connection::stateless(server, out);
+        if let Some(c) = Arc::get_mut(&mut conn) {
+            c.tasks_end_with_it = true;
+        }
         Connection::forward_events(&conn);
         conn
     }
@@ -92,6 +98,7 @@ impl Connection {
             closed: CancellationToken::new(),
             pending: Arc::new(Pending::default()),
             task_owner: session_owner(),
+            tasks_end_with_it: false,
         })
     }
 

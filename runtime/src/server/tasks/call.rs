@@ -189,8 +189,22 @@ async fn job(
     cancel: CancellationToken,
     done: Option<oneshot::Sender<Result<ToolResult, RpcError>>>,
 ) {
+    let ends_with = ctx.tasks_end_with();
+    let stop = async {
+        match &ends_with {
+            Some(end) => {
+                if let First::B(()) = first(cancel.cancelled(), end.cancelled()).await {
+                    // The connection ended: no one can ask about the task any more.
+                    if let Some(id) = link.id() {
+                        tasks.cancel(&id, &info).await;
+                    }
+                }
+            }
+            None => cancel.cancelled().await,
+        }
+    };
     let work = AssertUnwindSafe(handler(arguments, ctx)).catch_unwind();
-    let outcome = match first(cancel.cancelled(), work).await {
+    let outcome = match first(stop, work).await {
         // Cancelled: the status says so already; the handler's future is dropped.
         First::A(()) => return,
         First::B(Ok(outcome)) => outcome,
