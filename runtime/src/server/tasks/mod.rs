@@ -26,6 +26,7 @@ use crate::protocol::version::ProtocolVersion;
 use crate::wire::{Outgoing, RpcError};
 
 pub(crate) use link::TaskLink;
+pub(crate) use store::now_ms;
 pub use store::{
     MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
 };
@@ -43,10 +44,11 @@ pub struct TaskOptions {
     pub ttl: Option<Duration>,
     /// The polling interval suggested to clients. Default: 500 ms.
     pub poll_interval: Duration,
-    /// Live tasks one client may have at once (per principal when the HTTP server
-    /// authenticates callers; per session for legacy clients; otherwise all
-    /// unauthenticated 2026-07-28 callers count as one client). Beyond it a call that
-    /// would become a task is refused with a clear error. Default: 100.
+    /// Tasks one client may have at once, running or ended but not yet expired (their
+    /// results take room until then): per principal when the HTTP server authenticates
+    /// callers; per session for legacy clients; otherwise all unauthenticated 2026-07-28
+    /// callers count as one client. Beyond it a call that would become a task is refused
+    /// (`-32600`, saying why). Default: 1000.
     pub max_tasks_per_client: usize,
 }
 
@@ -55,7 +57,7 @@ impl Default for TaskOptions {
         TaskOptions {
             ttl: Some(Duration::from_secs(3600)),
             poll_interval: Duration::from_millis(500),
-            max_tasks_per_client: 100,
+            max_tasks_per_client: 1000,
         }
     }
 }
@@ -76,7 +78,10 @@ struct Live {
 
 /// The tasks of one server.
 pub(crate) struct Tasks {
-    store: Arc<dyn TaskStore>,
+    store: std::sync::RwLock<Arc<dyn TaskStore>>,
+    /// The author chose the store ([`ServerBuilder::task_store`]): a session store
+    /// configured on the HTTP transport does not replace it.
+    store_chosen: bool,
     options: TaskOptions,
     live: Mutex<HashMap<String, Live>>,
     /// Ids are random; the counter only makes two ids of one process differ for sure.
@@ -102,10 +107,26 @@ fn store_error(e: &TaskStoreError) -> RpcError {
 impl Tasks {
     pub(crate) fn new(store: Option<Arc<dyn TaskStore>>, options: TaskOptions) -> Tasks {
         Tasks {
-            store: store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+            store_chosen: store.is_some(),
+            store: std::sync::RwLock::new(
+                store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+            ),
             options,
             live: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
+        }
+    }
+
+    fn store(&self) -> Arc<dyn TaskStore> {
+        Arc::clone(&self.store.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Keeps task state in the store replicas share (the HTTP transport's session store,
+    /// when it can hold tasks), unless the author chose a store.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn share_store(&self, store: Arc<dyn TaskStore>) {
+        if !self.store_chosen {
+            *self.store.write().unwrap_or_else(PoisonError::into_inner) = store;
         }
     }
 
@@ -163,7 +184,7 @@ impl Tasks {
             },
         );
         if let Err(e) = self
-            .store
+            .store()
             .insert(record.clone(), self.options.max_tasks_per_client)
             .await
         {
@@ -182,7 +203,7 @@ impl Tasks {
     /// The record of `id` if `owner` owns it; `-32602` otherwise (an unknown, expired or
     /// foreign task look the same).
     pub(crate) async fn owned(&self, id: &str, owner: &str) -> Result<TaskRecord, RpcError> {
-        match self.store.get(id).await {
+        match self.store().get(id).await {
             Ok(Some(r)) if r.owner == owner => Ok(r),
             Ok(_) => Err(RpcError::invalid_params(format!(
                 "Failed to retrieve task: Task not found (unknown or expired task id {id:?})"
@@ -192,7 +213,7 @@ impl Tasks {
     }
 
     pub(crate) async fn list(&self, owner: &str) -> Result<Vec<TaskRecord>, RpcError> {
-        self.store.list(owner).await.map_err(|e| store_error(&e))
+        self.store().list(owner).await.map_err(|e| store_error(&e))
     }
 
     /// Applies a change unless the task is terminal; tells a legacy client's session
@@ -201,12 +222,12 @@ impl Tasks {
         &self,
         id: &str,
         info: &Implementation,
-        change: impl FnOnce(&mut TaskRecord) -> bool + Send + 'static,
+        change: impl Fn(&mut TaskRecord) -> bool + Send + Sync + 'static,
     ) -> Option<TaskRecord> {
         let before = Arc::new(Mutex::new(None));
         let seen = Arc::clone(&before);
         let updated = self
-            .store
+            .store()
             .update(
                 id,
                 Box::new(move |r: &mut TaskRecord| {
@@ -263,9 +284,9 @@ impl Tasks {
                 changed |= r.status != s;
                 r.status = s;
             }
-            if let Some(m) = message {
+            if let Some(m) = &message {
                 changed |= r.status_message.as_deref() != Some(m.as_str());
-                r.status_message = Some(m);
+                r.status_message = Some(m.clone());
             }
             changed
         })
@@ -282,10 +303,10 @@ impl Tasks {
         outcome: Result<Value, RpcError>,
     ) {
         self.change(id, info, move |r| {
-            match outcome {
+            match &outcome {
                 Ok(result) => {
                     r.status = TaskStatus::Completed;
-                    r.result = Some(result);
+                    r.result = Some(result.clone());
                 }
                 Err(e) => {
                     r.status = TaskStatus::Failed;
@@ -318,7 +339,7 @@ impl Tasks {
         }
         match after {
             Some(r) => Some(r),
-            None => self.store.get(id).await.ok().flatten(),
+            None => self.store().get(id).await.ok().flatten(),
         }
     }
 
@@ -355,7 +376,7 @@ impl Tasks {
         };
         let published = std::mem::take(&mut keyed);
         self.change(id, info, move |r| {
-            r.input_requests.extend(published);
+            r.input_requests.extend(published.clone());
             r.status = TaskStatus::InputRequired;
             true
         })

@@ -143,14 +143,16 @@ impl TaskRecord {
 }
 
 /// A change to a stored task, applied atomically by the store: it gets the current
-/// record and returns whether it changed it.
-pub type TaskChange = Box<dyn FnOnce(&mut TaskRecord) -> bool + Send>;
+/// record and returns whether it changed it. A store may apply it more than once (to a
+/// fresher record, after losing a race with another writer); only its last application
+/// counts.
+pub type TaskChange = Box<dyn Fn(&mut TaskRecord) -> bool + Send + Sync>;
 
 /// Why a store refused or failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TaskStoreError {
-    /// The owner already has this many live tasks.
+    /// The owner already has this many tasks (running, or ended but not yet expired).
     TooMany(usize),
     /// The store could not be reached or answered garbage.
     Unavailable(String),
@@ -161,7 +163,7 @@ impl std::fmt::Display for TaskStoreError {
         match self {
             TaskStoreError::TooMany(n) => write!(
                 f,
-                "too many tasks for this client (at most {n} live at once); wait for some to finish, cancel them or let them expire"
+                "too many tasks for this client (at most {n} kept at once: running ones, and ended ones until their time to live is over); wait for some to expire"
             ),
             TaskStoreError::Unavailable(why) => write!(f, "the task store is unavailable: {why}"),
         }
@@ -175,7 +177,8 @@ impl std::error::Error for TaskStoreError {}
 /// store shared by replicas. The running handler of a task stays in the process that
 /// started it; the store holds what any request about the task needs to answer.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new record, unless its owner already has `max_per_owner` live tasks.
+    /// Stores a new record, unless its owner already has `max_per_owner` unexpired ones
+    /// (running or ended: a task's result is kept, and takes room, until it expires).
     fn insert(
         &self,
         record: TaskRecord,
