@@ -333,7 +333,7 @@ mod tests {
     fn timestamps_are_rfc3339_utc() {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
-        assert_eq!(iso8601(1_795_552_245_678), "2026-11-24T17:50:45.678Z");
+        assert_eq!(iso8601(1_795_552_245_678), "2026-11-24T20:30:45.678Z");
     }
 
     fn record(id: &str, owner: &str, ttl_ms: Option<u64>) -> TaskRecord {
