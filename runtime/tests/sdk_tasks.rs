@@ -47,12 +47,18 @@ fn run_task_scenario(client: &str, server: Option<&HttpServer>) -> Value {
 
 fn check(client: &str, summary: &Value) {
     let task_id = summary["taskId"].as_str().unwrap_or_default();
-    assert!(!task_id.is_empty(), "{client}: no task was created: {summary}");
+    assert!(
+        !task_id.is_empty(),
+        "{client}: no task was created: {summary}"
+    );
     assert_eq!(
         summary["taskResult"]["content"][0]["text"], "sdk: done after 1 s",
         "{client}: {summary}"
     );
-    assert_eq!(summary["task"]["status"], "completed", "{client}: {summary}");
+    assert_eq!(
+        summary["task"]["status"], "completed",
+        "{client}: {summary}"
+    );
     assert!(
         summary["tasksListed"]
             .as_array()
@@ -60,24 +66,48 @@ fn check(client: &str, summary: &Value) {
         "{client}: the task is not listed: {summary}"
     );
     if let Some(messages) = summary["taskMessages"].as_array() {
-        assert_eq!(messages.first().and_then(Value::as_str), Some("taskCreated"), "{client}: {summary}");
-        assert_eq!(messages.last().and_then(Value::as_str), Some("result"), "{client}: {summary}");
+        assert_eq!(
+            messages.first().and_then(Value::as_str),
+            Some("taskCreated"),
+            "{client}: {summary}"
+        );
+        assert_eq!(
+            messages.last().and_then(Value::as_str),
+            Some("result"),
+            "{client}: {summary}"
+        );
     }
     if let Some(statuses) = summary["taskStatuses"].as_array() {
-        assert_eq!(statuses.last().and_then(Value::as_str), Some("completed"), "{client}: {summary}");
+        assert_eq!(
+            statuses.last().and_then(Value::as_str),
+            Some("completed"),
+            "{client}: {summary}"
+        );
     }
 }
 
 #[test]
 fn typescript_sdk_runs_a_task_over_http_and_stdio() {
     let server = HttpServer::start();
-    check("ts-2025-11-25 http", &run_task_scenario("ts-2025-11-25", Some(&server)));
-    check("ts-2025-11-25 stdio", &run_task_scenario("ts-2025-11-25", None));
+    check(
+        "ts-2025-11-25 http",
+        &run_task_scenario("ts-2025-11-25", Some(&server)),
+    );
+    check(
+        "ts-2025-11-25 stdio",
+        &run_task_scenario("ts-2025-11-25", None),
+    );
 }
 
 #[test]
 fn python_sdk_runs_a_task_over_http_and_stdio() {
     let server = HttpServer::start();
-    check("py-2025-11-25 http", &run_task_scenario("py-2025-11-25", Some(&server)));
-    check("py-2025-11-25 stdio", &run_task_scenario("py-2025-11-25", None));
+    check(
+        "py-2025-11-25 http",
+        &run_task_scenario("py-2025-11-25", Some(&server)),
+    );
+    check(
+        "py-2025-11-25 stdio",
+        &run_task_scenario("py-2025-11-25", None),
+    );
 }

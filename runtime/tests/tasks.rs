@@ -24,9 +24,8 @@ use serde_json::{json, Value};
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
 fn slow_tool(support: Option<TaskSupport>) -> Tool {
-    let tool = Tool::new("slow", "Waits `ms`, then answers").input_schema(
-        json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
-    );
+    let tool = Tool::new("slow", "Waits `ms`, then answers")
+        .input_schema(json!({"type": "object", "properties": {"ms": {"type": "integer"}}}));
     match support {
         Some(s) => tool.task_support(s),
         None => tool,
@@ -110,7 +109,12 @@ async fn a_2025_11_25_client_runs_a_tool_as_a_task() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["name"].as_str().unwrap().to_owned(), t["execution"].clone()))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["execution"].clone(),
+            )
+        })
         .collect();
     assert!(support.contains(&("required".into(), json!({"taskSupport": "required"}))));
     assert!(support.contains(&("slow".into(), json!({"taskSupport": "optional"}))));
@@ -140,10 +144,12 @@ async fn a_2025_11_25_client_runs_a_tool_as_a_task() {
         json!(id)
     );
     // The progress token stays valid for the task's life; the end is announced.
-    assert!(before.iter().any(|m| m["method"] == "notifications/progress"
-        && m["params"]["progressToken"] == "p"));
-    assert!(before.iter().any(|m| m["method"] == "notifications/tasks/status"
-        && m["params"]["status"] == "completed"));
+    assert!(before
+        .iter()
+        .any(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == "p"));
+    assert!(before.iter().any(
+        |m| m["method"] == "notifications/tasks/status" && m["params"]["status"] == "completed"
+    ));
 
     let got = io.request(4, "tasks/get", json!({"taskId": id})).await;
     assert_schema_exact(LEGACY, "GetTaskResult", &got["result"]);
@@ -157,9 +163,16 @@ async fn a_2025_11_25_client_runs_a_tool_as_a_task() {
 
     // Cancellation: the status is cancelled before the answer, and stays so.
     let created = io
-        .request(7, "tools/call", json!({"name": "slow", "arguments": {"ms": 60000}, "task": {}}))
+        .request(
+            7,
+            "tools/call",
+            json!({"name": "slow", "arguments": {"ms": 60000}, "task": {}}),
+        )
         .await;
-    let long = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    let long = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let (_, cancelled) = {
         io.send(&kit::request(8, "tasks/cancel", json!({"taskId": long})))
             .await;
@@ -172,7 +185,11 @@ async fn a_2025_11_25_client_runs_a_tool_as_a_task() {
 
     // A tool that requires a task, called without one; one that forbids it, with one.
     let required = io
-        .request(10, "tools/call", json!({"name": "required", "arguments": {}}))
+        .request(
+            10,
+            "tools/call",
+            json!({"name": "required", "arguments": {}}),
+        )
         .await;
     assert_eq!(code(&required), -32601);
     let unknown = io
@@ -187,9 +204,16 @@ async fn a_2025_11_25_task_asks_the_client_on_the_session() {
     let mut io = Stdio::serve(task_server());
     io.open(LEGACY, json!({"elicitation": {}})).await;
     let created = io
-        .request(1, "tools/call", json!({"name": "ask", "arguments": {}, "task": {}}))
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "ask", "arguments": {}, "task": {}}),
+        )
         .await;
-    let id = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     // The elicitation arrives on the session; meanwhile the task is input_required.
     let ask = loop {
         let m = io.recv().await;
@@ -224,7 +248,11 @@ async fn poll_until(io: &mut Stdio, next_id: &mut i64, task: &str, status: &str)
     for _ in 0..200 {
         *next_id += 1;
         let got = io
-            .request(*next_id, "tasks/get", modern(json!({"taskId": task}), with_tasks()))
+            .request(
+                *next_id,
+                "tasks/get",
+                modern(json!({"taskId": task}), with_tasks()),
+            )
             .await;
         if got["result"]["status"] == status {
             return got["result"].clone();
@@ -248,7 +276,14 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
     assert!(discovered["result"]["capabilities"].get("tasks").is_none());
 
     let created = io
-        .request(2, "tools/call", modern(json!({"name": "slow", "arguments": {"ms": 100}}), with_tasks()))
+        .request(
+            2,
+            "tools/call",
+            modern(
+                json!({"name": "slow", "arguments": {"ms": 100}}),
+                with_tasks(),
+            ),
+        )
         .await;
     let r = &created["result"];
     assert_eq!(r["resultType"], "task");
@@ -262,7 +297,11 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
 
     // Asks become inputRequests, answered with tasks/update.
     let created = io
-        .request(3, "tools/call", modern(json!({"name": "ask", "arguments": {}}), with_tasks()))
+        .request(
+            3,
+            "tools/call",
+            modern(json!({"name": "ask", "arguments": {}}), with_tasks()),
+        )
         .await;
     let asking = created["result"]["taskId"].as_str().unwrap().to_owned();
     let waiting = poll_until(&mut io, &mut n, &asking, "input_required").await;
@@ -291,7 +330,11 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
 
     // A protocol error fails the task, with the error inlined.
     let created = io
-        .request(5, "tools/call", modern(json!({"name": "broken", "arguments": {}}), with_tasks()))
+        .request(
+            5,
+            "tools/call",
+            modern(json!({"name": "broken", "arguments": {}}), with_tasks()),
+        )
         .await;
     let broken = created["result"]["taskId"].as_str().unwrap().to_owned();
     let failed = poll_until(&mut io, &mut n, &broken, "failed").await;
@@ -300,11 +343,22 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
 
     // Cancellation is acknowledged empty, and settles to cancelled.
     let created = io
-        .request(6, "tools/call", modern(json!({"name": "slow", "arguments": {"ms": 60000}}), with_tasks()))
+        .request(
+            6,
+            "tools/call",
+            modern(
+                json!({"name": "slow", "arguments": {"ms": 60000}}),
+                with_tasks(),
+            ),
+        )
         .await;
     let long = created["result"]["taskId"].as_str().unwrap().to_owned();
     let ack = io
-        .request(7, "tasks/cancel", modern(json!({"taskId": long}), with_tasks()))
+        .request(
+            7,
+            "tasks/cancel",
+            modern(json!({"taskId": long}), with_tasks()),
+        )
         .await;
     assert_eq!(ack["result"]["resultType"], "complete");
     poll_until(&mut io, &mut n, &long, "cancelled").await;
@@ -316,16 +370,28 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
         .await;
     assert_eq!(code(&refused), -32021);
     let refused = io
-        .request(9, "tools/call", modern(json!({"name": "required", "arguments": {}}), json!({})))
+        .request(
+            9,
+            "tools/call",
+            modern(json!({"name": "required", "arguments": {}}), json!({})),
+        )
         .await;
     assert_eq!(code(&refused), -32021);
     assert!(refused["error"]["data"]["requiredCapabilities"]["extensions"][TASKS].is_object());
     let direct = io
-        .request(10, "tools/call", modern(json!({"name": "slow", "arguments": {"ms": 1}}), json!({})))
+        .request(
+            10,
+            "tools/call",
+            modern(json!({"name": "slow", "arguments": {"ms": 1}}), json!({})),
+        )
         .await;
     assert_eq!(direct["result"]["content"][0]["text"], "slept 1 ms");
     let removed = io
-        .request(11, "tasks/result", modern(json!({"taskId": long}), with_tasks()))
+        .request(
+            11,
+            "tasks/result",
+            modern(json!({"taskId": long}), with_tasks()),
+        )
         .await;
     assert_eq!(code(&removed), -32601);
     io.close().await;
@@ -337,7 +403,14 @@ async fn tasks_per_client_are_bounded_with_a_clear_error() {
     options.max_tasks_per_client = 2;
     let mut io = Stdio::serve(server(Some(TaskSupport::Optional), true, Some(options)));
     let call = |id: i64| {
-        kit::request(id, "tools/call", modern(json!({"name": "slow", "arguments": {"ms": 60000}}), with_tasks()))
+        kit::request(
+            id,
+            "tools/call",
+            modern(
+                json!({"name": "slow", "arguments": {"ms": 60000}}),
+                with_tasks(),
+            ),
+        )
     };
     for id in 1..=2 {
         io.send(&call(id)).await;
@@ -347,7 +420,10 @@ async fn tasks_per_client_are_bounded_with_a_clear_error() {
     io.send(&call(3)).await;
     let refused = io.answer(&json!(3)).await;
     let message = refused["error"]["message"].as_str().unwrap();
-    assert!(message.contains("too many tasks") && message.contains('2'), "{refused}");
+    assert!(
+        message.contains("too many tasks") && message.contains('2'),
+        "{refused}"
+    );
     io.close().await;
 }
 
@@ -359,7 +435,11 @@ async fn conversation(support: Option<TaskSupport>, version: &str) -> Vec<Value>
     if version == MODERN {
         for (id, method, params) in [
             (1, "tools/list", json!({})),
-            (2, "tools/call", json!({"name": "slow", "arguments": {"ms": 1}, "_meta": {"progressToken": 1}})),
+            (
+                2,
+                "tools/call",
+                json!({"name": "slow", "arguments": {"ms": 1}, "_meta": {"progressToken": 1}}),
+            ),
         ] {
             let (before, answer) = io
                 .exchange(id, method, modern(params, json!({"elicitation": {}})))
@@ -371,7 +451,11 @@ async fn conversation(support: Option<TaskSupport>, version: &str) -> Vec<Value>
         seen.push(io.initialize(version, json!({"elicitation": {}})).await);
         for (id, method, params) in [
             (1, "tools/list", json!({})),
-            (2, "tools/call", json!({"name": "slow", "arguments": {"ms": 1}, "_meta": {"progressToken": 1}})),
+            (
+                2,
+                "tools/call",
+                json!({"name": "slow", "arguments": {"ms": 1}, "_meta": {"progressToken": 1}}),
+            ),
         ] {
             let (before, answer) = io.exchange(id, method, params).await;
             seen.extend(before);
@@ -395,6 +479,9 @@ async fn clients_that_did_not_declare_tasks_see_the_same_messages_as_before() {
     let after = conversation(Some(TaskSupport::Optional), LEGACY).await;
     assert_eq!(before.len(), after.len());
     assert!(after[0]["result"]["capabilities"]["tasks"].is_object());
-    assert_eq!(after[1]["result"]["tools"][0]["execution"]["taskSupport"], "optional");
+    assert_eq!(
+        after[1]["result"]["tools"][0]["execution"]["taskSupport"],
+        "optional"
+    );
     assert_eq!(before[2..], after[2..]);
 }

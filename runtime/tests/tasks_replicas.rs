@@ -52,7 +52,11 @@ async fn get(http: &Http, id: i64, task: &str) -> Value {
         ("mcp-method", "tasks/get"),
         ("mcp-name", task),
     ];
-    let body = request(id, "tasks/get", json!({"taskId": task, "_meta": modern_meta(caps())}));
+    let body = request(
+        id,
+        "tasks/get",
+        json!({"taskId": task, "_meta": modern_meta(caps())}),
+    );
     http.post(&headers, &body).await.json()
 }
 
@@ -80,7 +84,10 @@ async fn a_task_created_on_one_replica_is_polled_and_bounded_on_another() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    assert_eq!(done["result"]["result"]["content"][0]["text"], "slept 300 ms", "{done}");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"], "slept 300 ms",
+        "{done}"
+    );
 
     // Two unexpired tasks (the ended one through A, one more through B) reach the bound
     // for this client on every replica.

@@ -19,8 +19,8 @@ use crate::protocol::version::ProtocolVersion;
 use crate::server::events::ServerEvent;
 use crate::server::tasks::{TaskLink, TaskStatus};
 use crate::wire::Outgoing;
-use tokio::sync::mpsc;
 use crate::wire::{self, RequestId, RpcError};
+use tokio::sync::mpsc;
 
 /// The context of one request: the revision it is served at, what the client declared,
 /// and the means to report progress, log, ask the client, announce changes and notice

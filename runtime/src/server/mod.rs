@@ -31,14 +31,14 @@ use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
 
 pub use builder::ServerBuilder;
-pub use tasks::{
-    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
-    TASKS_EXTENSION,
-};
 pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
 pub use handler_output::{IntoPromptResult, IntoResourceContents};
+pub use tasks::{
+    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+    TASKS_EXTENSION,
+};
 pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
@@ -239,10 +239,7 @@ impl Server {
                 "tasks".into(),
                 json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
             );
-            caps.insert(
-                "extensions".into(),
-                json!({ tasks::TASKS_EXTENSION: {} }),
-            );
+            caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
         }
         Value::Object(caps)
     }

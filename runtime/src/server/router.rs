@@ -192,7 +192,8 @@ impl Server {
                         )
                     })
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                let mode = self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
+                let mode =
+                    self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
                 let round = ctx.asker().clone();
                 // A modern call may end `input_required`, with a state bound to the tool
                 // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy

@@ -408,6 +408,9 @@ impl Drop for Connection {
 
 /// What an admitted request runs: the author's handler through the router, or work
 /// admission prepared (the 2026-07-28 tasks extension's methods), named by its method.
+// Built once per request and moved straight into its future: boxing the context would
+// add an allocation to every request for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Work {
     Handler(ProtocolVersion, McpMethod, Context),
     Given(

@@ -124,12 +124,28 @@ impl Server {
                 .and_then(|t| t.get("ttl"))
                 .and_then(Value::as_u64);
             let record = tasks
-                .create(&owner, v, requested_ttl, legacy_session.clone(), cancel.clone())
+                .create(
+                    &owner,
+                    v,
+                    requested_ttl,
+                    legacy_session.clone(),
+                    cancel.clone(),
+                )
                 .await?;
             tasks.expire_later(record.id.clone(), record.ttl_ms, info.clone());
             let link = TaskLink::started(Arc::clone(&tasks), info.clone(), record.id.clone());
             let job_ctx = ctx.for_task(link.clone(), cancel.clone(), legacy_session);
-            tokio::spawn(job(v, tasks, info.clone(), link, handler, arguments, job_ctx, cancel, None));
+            tokio::spawn(job(
+                v,
+                tasks,
+                info.clone(),
+                link,
+                handler,
+                arguments,
+                job_ctx,
+                cancel,
+                None,
+            ));
             return wire_shape::create_result(v, &info, &record).map(TaskRun::Created);
         }
         // Deferred: the handler runs now, as the request's; it may start its task.
@@ -154,7 +170,9 @@ impl Server {
                 cancel.cancel();
                 Err(RpcError::internal("cancelled"))
             }
-            First::B(First::A(done)) => Ok(TaskRun::Finished(done.unwrap_or_else(|_| Err(internal())))),
+            First::B(First::A(done)) => {
+                Ok(TaskRun::Finished(done.unwrap_or_else(|_| Err(internal()))))
+            }
             First::B(First::B(Ok(ack))) => {
                 match tasks.create(&owner, v, None, None, cancel.clone()).await {
                     Ok(record) => {
@@ -219,6 +237,7 @@ async fn job(
         }
         return;
     };
-    let shaped = outcome.and_then(|result| shape::tool_result(v, &info, result).map(|e| e.to_value()));
+    let shaped =
+        outcome.and_then(|result| shape::tool_result(v, &info, result).map(|e| e.to_value()));
     tasks.finish(&id, &info, shaped).await;
 }

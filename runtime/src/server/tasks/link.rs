@@ -82,7 +82,9 @@ impl TaskLink {
         };
         let (ack, answer) = oneshot::channel();
         if start.send(ack).is_err() {
-            return Err(RpcError::internal("the request ended before its task started"));
+            return Err(RpcError::internal(
+                "the request ended before its task started",
+            ));
         }
         let id = answer
             .await
@@ -94,7 +96,9 @@ impl TaskLink {
     /// Sets the status message and, between `working` and `input_required`, the status.
     pub(crate) async fn set_status(&self, status: Option<TaskStatus>, message: Option<String>) {
         if let Some(id) = self.id() {
-            self.tasks.set_status(&id, &self.info, status, message).await;
+            self.tasks
+                .set_status(&id, &self.info, status, message)
+                .await;
         }
     }
 }

@@ -27,7 +27,10 @@ fn encode_cursor(offset: usize) -> String {
 }
 
 fn decode_cursor(params: Option<&Value>) -> Result<usize, RpcError> {
-    let Some(cursor) = params.and_then(|p| p.get("cursor")).filter(|c| !c.is_null()) else {
+    let Some(cursor) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    else {
         return Ok(0);
     };
     let bad = || RpcError::invalid_params("invalid cursor");

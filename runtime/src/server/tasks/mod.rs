@@ -27,9 +27,7 @@ use crate::wire::{Outgoing, RpcError};
 
 pub(crate) use link::TaskLink;
 pub(crate) use store::now_ms;
-pub use store::{
-    MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
-};
+pub use store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 
 /// The 2026-07-28 extension's identifier, in capabilities (`extensions`).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -137,7 +135,10 @@ impl Tasks {
             bytes[..8].copy_from_slice(&store::now_ms().to_be_bytes());
         }
         let n = self.minted.fetch_add(1, Ordering::Relaxed);
-        bytes[8..].iter_mut().zip(n.to_be_bytes()).for_each(|(b, c)| *b ^= c);
+        bytes[8..]
+            .iter_mut()
+            .zip(n.to_be_bytes())
+            .for_each(|(b, c)| *b ^= c);
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 
@@ -460,7 +461,12 @@ impl Tasks {
     }
 
     /// Cancels the handler of an expired task.
-    pub(crate) fn expire_later(self: &Arc<Self>, id: String, ttl_ms: Option<u64>, info: Implementation) {
+    pub(crate) fn expire_later(
+        self: &Arc<Self>,
+        id: String,
+        ttl_ms: Option<u64>,
+        info: Implementation,
+    ) {
         let Some(ttl) = ttl_ms else { return };
         let tasks = Arc::downgrade(self);
         tokio::spawn(async move {

@@ -181,7 +181,10 @@ pub(super) fn status_notification(r: &TaskRecord, _info: &Implementation) -> Opt
         "a task status",
         params
     ).ok(), else None)?;
-    Some(wire::notification("notifications/tasks/status", Some(params)))
+    Some(wire::notification(
+        "notifications/tasks/status",
+        Some(params),
+    ))
 }
 
 fn no_tasks(v: ProtocolVersion) -> RpcError {

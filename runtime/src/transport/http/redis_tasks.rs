@@ -115,8 +115,7 @@ impl TaskStore for RedisStore {
         let key = self.task_key(id);
         Box::pin(async move {
             for _ in 0..UPDATE_ATTEMPTS {
-                let text: Option<String> =
-                    conn.get(&key).await.map_err(|e| unavailable(&e))?;
+                let text: Option<String> = conn.get(&key).await.map_err(|e| unavailable(&e))?;
                 let Some(text) = text else {
                     return Ok(None);
                 };
