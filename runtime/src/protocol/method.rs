@@ -41,6 +41,7 @@ pub(crate) fn target(method: McpMethod, params: Option<&Value>) -> Option<&Value
 /// which that revision's method table does not hold.
 pub(crate) const TASKS_EXTENSION_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 /// The target of an extension request, by its method name: the `taskId` of the tasks
 /// extension's methods (SEP-2663 has `Mcp-Name` repeat it, for routing).
 pub(crate) fn extension_target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a Value> {

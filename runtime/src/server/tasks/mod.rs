@@ -26,6 +26,7 @@ use crate::protocol::version::ProtocolVersion;
 use crate::wire::{Outgoing, RpcError};
 
 pub(crate) use link::TaskLink;
+#[cfg(feature = "redis")]
 pub(crate) use store::now_ms;
 pub use store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 
