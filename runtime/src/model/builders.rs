@@ -89,6 +89,38 @@ impl Tool {
     /// Lets its calls run as tasks: one line turns a slow tool into one whose result the
     /// client fetches later (see [`TaskSupport`] and [`Context`](crate::Context)'s task
     /// methods). Nothing else in the handler changes.
+    ///
+    /// For a client that supports tasks (a 2025-11-25 client that sends `params.task`, a
+    /// 2026-07-28 request that declares the `io.modelcontextprotocol/tasks` extension),
+    /// the call is answered at once with the task; the handler runs on, its progress
+    /// messages become the task's `statusMessage`, its asks reach the client through the
+    /// task (2025-11-25: requests on the session, the task `input_required` meanwhile;
+    /// 2026-07-28: `inputRequests` on `tasks/get`, answered with `tasks/update`), and
+    /// `tasks/cancel` cancels it (`ctx.is_cancelled()`, `ctx.cancelled()`; its future is
+    /// dropped). Its result — or its protocol error — is kept for the client to fetch
+    /// (`tasks/get`, or 2025-11-25 `tasks/result`) until the task's time to live ends
+    /// ([`TaskOptions`](crate::TaskOptions)). Other clients get the result directly.
+    ///
+    /// ```no_run
+    /// use mcp_runtime::model::{Implementation, TaskSupport, Tool};
+    /// use mcp_runtime::Server;
+    ///
+    /// let server = Server::builder(Implementation::new("reports", "1.0.0"))
+    ///     .tool(
+    ///         Tool::new("yearly_report", "Builds the yearly report").task_support(TaskSupport::Optional),
+    ///         |_args, ctx| async move {
+    ///             for month in 1..=12 {
+    ///                 if ctx.is_cancelled() {
+    ///                     return "cancelled".to_owned();
+    ///                 }
+    ///                 ctx.progress(f64::from(month), Some(12.0), Some(&format!("month {month}"))).await;
+    ///                 // … the slow part …
+    ///             }
+    ///             "the report".to_owned()
+    ///         },
+    ///     )
+    ///     .build();
+    /// ```
     #[must_use]
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = Some(support);
