@@ -223,6 +223,12 @@ async fn a_2025_11_25_task_asks_the_client_on_the_session() {
         assert_eq!(m["method"], "notifications/tasks/status", "{m}");
         assert_schema_exact(LEGACY, "TaskStatusNotification", &m);
     };
+    assert_eq!(
+        ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id),
+        "{ask}"
+    );
+    kit::schema::assert_schema_exact(LEGACY, "ElicitRequest", &ask);
     let got = io.request(2, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(got["result"]["status"], "input_required");
     io.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}))

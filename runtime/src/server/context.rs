@@ -336,10 +336,20 @@ impl Context {
                 let asker = Asker::Task(Arc::clone(task) as Arc<dyn asks::TaskInput>);
                 return asks::ask_all(&self.peer, &asker, asks).await;
             }
-            // 2025-11-25: server requests on the session, the task `input_required`
-            // while they wait.
+            // 2025-11-25: server requests on the session, related to the task, the task
+            // `input_required` while they wait.
+            let asker = match &self.asker {
+                Asker::Legacy {
+                    pending, timeout, ..
+                } => Asker::Legacy {
+                    pending: Arc::clone(pending),
+                    timeout: *timeout,
+                    related_task: task.id().map(Into::into),
+                },
+                other => other.clone(),
+            };
             task.set_status(Some(TaskStatus::InputRequired), None).await;
-            let answers = asks::ask_all(&self.peer, &self.asker, asks).await;
+            let answers = asks::ask_all(&self.peer, &asker, asks).await;
             task.set_status(Some(TaskStatus::Working), None).await;
             return answers;
         }

@@ -36,6 +36,9 @@ pub(crate) enum Asker {
         pending: Arc<Pending>,
         /// How long to wait for an answer.
         timeout: Duration,
+        /// The 2025-11-25 task the asks belong to: named in each request's `_meta`
+        /// (`io.modelcontextprotocol/related-task`), as that revision requires.
+        related_task: Option<Arc<str>>,
     },
     /// A modern request: collect, answer `input_required`.
     Modern(Arc<Round>),
@@ -146,10 +149,14 @@ pub(crate) async fn ask_all(
             }
             Ok(answers)
         }
-        Asker::Legacy { pending, timeout } => {
+        Asker::Legacy {
+            pending,
+            timeout,
+            related_task,
+        } => {
             let calls = asks
                 .iter()
-                .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask));
+                .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask, related_task.as_deref()));
             futures_util::future::try_join_all(calls).await
         }
     }

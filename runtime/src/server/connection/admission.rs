@@ -60,6 +60,7 @@ impl Connection {
             Asker::Legacy {
                 pending: Arc::clone(&self.pending),
                 timeout: self.server.limits().ask_timeout,
+                related_task: None,
             },
             self.server.inner.events.clone(),
         );
@@ -197,6 +198,7 @@ impl Connection {
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
                         timeout: self.server.limits().ask_timeout,
+                        related_task: None,
                     },
                     self.server.inner.events.clone(),
                 )
