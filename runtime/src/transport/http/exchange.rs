@@ -43,6 +43,7 @@ pub(super) async fn dispatch(
     caller: &Caller,
     sync: Option<SessionSync<'_>>,
 ) -> Response {
+    let started = tokio::time::Instant::now();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
     let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
@@ -55,12 +56,30 @@ pub(super) async fn dispatch(
     // A stateless request lives as long as its HTTP exchange: if the client goes away
     // before the first message (`stateless` is dropped with this future) or the server
     // closes, its handler is cancelled.
-    let first = match &stateless {
-        Some(p) => tokio::select! {
+    // A session that polls with a connection time limit does not hold the POST open
+    // longer for a JSON answer: if nothing has come by then, the answer comes on an SSE
+    // stream the client polls.
+    let polled_deadline = streams
+        .and_then(SessionStreams::polling)
+        .and_then(|p| p.close_after)
+        .map(|after| started + after);
+    let first = match (&stateless, polled_deadline) {
+        (Some(p), _) => tokio::select! {
             first = rx.recv() => first,
             () = p.state.closing.cancelled() => return shutting_down(),
         },
-        None => rx.recv().await,
+        (None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(first) => first,
+            Err(_) => {
+                if let Some(streams) = streams {
+                    let stored = streams.spawn(None, rx);
+                    let body = streams.connection(stored.reader(0, None), started);
+                    return sse_response(Body::from_stream(body));
+                }
+                rx.recv().await
+            }
+        },
+        (None, None) => rx.recv().await,
     };
     let Some(first) = first else {
         // Every request was cancelled: nothing to say.
@@ -72,8 +91,9 @@ pub(super) async fn dispatch(
     // Legacy session: the stream is stored, so that a client that loses it can resume
     // with `Last-Event-ID` and the request's answer is not lost.
     if let Some(streams) = streams {
-        let stored = streams.spawn(first, rx);
-        return sse_response(Body::from_stream(stored.reader(0, None)));
+        let stored = streams.spawn(Some(first), rx);
+        let body = streams.connection(stored.reader(0, None), started);
+        return sse_response(Body::from_stream(body));
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.

@@ -62,6 +62,7 @@ pub(super) fn local_session(
         state.config.max_streams_per_session,
         state.config.max_stored_events,
         Some(mirror),
+        state.config.polling_for(conn.version()),
     );
     streams.fill_standalone(rx);
     Arc::new(Session {

@@ -44,7 +44,7 @@ pub struct StoredEvents {
 /// events are opaque to the store; every method is one short round trip, and a failure is
 /// a [`StoreError`] (never a hang: implementations bound their waits).
 ///
-/// [`RedisStore`](super::RedisStore) (feature `redis`) is the implementation this crate
+/// `RedisStore` (feature `redis`) is the implementation this crate
 /// ships.
 pub trait SessionStore: Send + Sync + 'static {
     /// Session `id`'s record, its lifetime renewed to `ttl`; `None` when the session does
