@@ -474,6 +474,9 @@ impl Tasks {
             tokio::time::sleep(Duration::from_millis(ttl)).await;
             if let Some(tasks) = tasks.upgrade() {
                 tasks.cancel(&id, &info).await;
+                // The record may be gone already (expired in the store): the live part
+                // goes too, so that nothing of the task outlives its time to live.
+                lock(&tasks.live).remove(&id);
             }
         });
     }
