@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, Notify};
 
 use super::config::SsePolling;
 use super::store::{self, Shared};
-use crate::wire::Outgoing;
+use crate::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 /// An SSE body: frames as they are written.
 pub(crate) type SseBody = BoxStream<'static, Result<Bytes, std::convert::Infallible>>;
@@ -228,6 +228,10 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 /// replayed.
 const REPLAY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// While a replayed stream has nothing new, whether its writer is still alive is asked
+/// every this many looks (once a second).
+const LIVENESS_POLLS: u32 = 40;
+
 /// A session's streams: stream 0 is the standalone (GET) stream; each POST answered with
 /// SSE gets the next id. At most `max_streams` are kept (finished ones are dropped first).
 /// A session shared by replicas names its streams at random (odd: standalone) and copies
@@ -269,18 +273,97 @@ impl Mirror {
             tracing::warn!("end of stream {stream} not stored: {e}");
         }
     }
+
+    /// Records that this replica writes `stream`, answering `requests`.
+    async fn claim(&self, stream: u64, requests: &[RequestId]) {
+        let ids: Vec<serde_json::Value> = requests.iter().map(RequestId::to_value).collect();
+        let note = serde_json::json!({"replica": &*self.shared.replica, "requests": ids});
+        let key = store::stream_key(&self.session, stream);
+        if let Err(e) = self
+            .shared
+            .store
+            .save(key, note.to_string(), self.ttl)
+            .await
+        {
+            tracing::warn!("writer of stream {stream} not stored: {e}");
+        }
+    }
+
+    /// Ends `stream` in the store if the replica writing it died (its heartbeat is gone):
+    /// an internal error for each of its requests not answered yet, then its end — what a
+    /// client resuming it from any replica then reads. Whether it did.
+    async fn end_if_orphaned(&self, stream: u64) -> bool {
+        let store = &self.shared.store;
+        let key = store::stream_key(&self.session, stream);
+        let Ok(Some(note)) = store.load(key, self.ttl).await else {
+            return false;
+        };
+        let Ok(note) = serde_json::from_str::<serde_json::Value>(&note) else {
+            return false;
+        };
+        let Some(writer) = note.get("replica").and_then(serde_json::Value::as_str) else {
+            return false;
+        };
+        if writer == &*self.shared.replica {
+            return false;
+        }
+        match store.exists(store::replica_key(writer)).await {
+            Ok(false) => {}
+            // Alive, or the store cannot tell: waited on.
+            _ => return false,
+        }
+        let Ok(stored) = store.read(self.session.clone(), stream, 0).await else {
+            return false;
+        };
+        if stored.finished {
+            return true;
+        }
+        let answered: Vec<serde_json::Value> = stored
+            .events
+            .iter()
+            .filter_map(|(_, json)| serde_json::from_slice::<serde_json::Value>(json).ok())
+            .filter(|m| m.get("method").is_none())
+            .filter_map(|m| m.get("id").cloned())
+            .collect();
+        let mut next = stored.events.last().map_or(0, |(seq, _)| seq + 1);
+        let requests = note.get("requests").and_then(serde_json::Value::as_array);
+        for id in requests.into_iter().flatten() {
+            if answered.contains(id) {
+                continue;
+            }
+            let Some(id) = RequestId::from_value(id) else {
+                continue;
+            };
+            let error = RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error: the server replica running this request stopped before \
+                 answering (it may or may not have taken effect)",
+            );
+            let answer = wire::error_response(Some(&id), &error);
+            self.append(stream, next, &answer, usize::MAX).await;
+            next += 1;
+        }
+        tracing::warn!("stream {stream}: its replica {writer} died; ended with errors");
+        self.finish(stream).await;
+        true
+    }
 }
 
 /// Fills `stream` with `first`, then from `rx` until it ends, copying each event to the
 /// mirror.
+/// With a mirror and `requests`, the stream's writer is recorded first.
 fn fill(
     stream: Arc<StoredStream>,
     first: Option<Outgoing>,
     mut rx: mpsc::Receiver<Outgoing>,
     mirror: Option<Mirror>,
     keep: usize,
+    requests: Vec<RequestId>,
 ) {
     tokio::spawn(async move {
+        if let (Some(m), false) = (&mirror, requests.is_empty()) {
+            m.claim(stream.id, &requests).await;
+        }
         let mut first = first;
         loop {
             let message = match first.take() {
@@ -401,6 +484,7 @@ impl SessionStreams {
             rx,
             self.mirror.clone(),
             self.max_events,
+            Vec::new(),
         );
     }
 
@@ -410,11 +494,13 @@ impl SessionStreams {
     }
 
     /// A new stream, filled from `rx` (starting with `first`, if the message is there)
-    /// until `rx` ends; with polling, a priming event comes before everything.
+    /// until `rx` ends, with the answers to `requests`; with polling, a priming event
+    /// comes before everything.
     pub(crate) fn spawn(
         &self,
         first: Option<Outgoing>,
         rx: mpsc::Receiver<Outgoing>,
+        requests: Vec<RequestId>,
     ) -> Arc<StoredStream> {
         let id = match self.mirror {
             Some(_) => store::random_stream_id(false),
@@ -447,7 +533,14 @@ impl SessionStreams {
                 if let Some(first) = first {
                     stream.push(first);
                 }
-                fill(Arc::clone(&stream), None, rx, None, self.max_events);
+                fill(
+                    Arc::clone(&stream),
+                    None,
+                    rx,
+                    None,
+                    self.max_events,
+                    requests,
+                );
             }
             // Through the filler, so that the store holds the events in order.
             Some(m) => fill(
@@ -456,6 +549,7 @@ impl SessionStreams {
                 rx,
                 Some(m.clone()),
                 self.max_events,
+                requests,
             ),
         }
         stream
@@ -485,6 +579,7 @@ impl SessionStreams {
             pending: VecDeque<(u64, Bytes)>,
             live: Option<SseBody>,
             retry: Option<u64>,
+            idle: u32,
         }
         let state = Replay {
             mirror,
@@ -493,6 +588,7 @@ impl SessionStreams {
             pending: VecDeque::new(),
             live,
             retry,
+            idle: 0,
         };
         Some(
             stream::unfold(state, |mut st| async move {
@@ -533,7 +629,14 @@ impl SessionStreams {
                     if stored.finished {
                         return None;
                     }
-                    // The stream goes on on another replica: look again shortly.
+                    // The stream goes on on another replica: look again shortly — and
+                    // now and then, whether that replica is still alive (if not, the
+                    // stream is ended with errors, read on the next look).
+                    st.idle += 1;
+                    if st.idle % LIVENESS_POLLS == 0 {
+                        st.mirror.end_if_orphaned(st.stream).await;
+                        continue;
+                    }
                     tokio::time::sleep(REPLAY_POLL).await;
                 }
             })

@@ -15,7 +15,7 @@ use super::replicas::SessionSync;
 use super::responses::{json_response, shutting_down, sse_event, sse_response};
 use super::sessions::AppState;
 use crate::server::connection::Connection;
-use crate::wire::{Frame, Outgoing};
+use crate::wire::{Frame, Invalid, Message, Outgoing, RequestId};
 
 /// How JSON-RPC errors map to HTTP statuses (stateless wire only).
 #[derive(Clone, Copy)]
@@ -45,6 +45,12 @@ pub(super) async fn dispatch(
 ) -> Response {
     let started = tokio::time::Instant::now();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
+    // A shared session's stream names its requests in the store (for a replica resuming
+    // it after this one died).
+    let asked = match streams.and_then(SessionStreams::mirror) {
+        Some(_) => request_ids(&frame),
+        None => Vec::new(),
+    };
     let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
     if let Some(sync) = sync {
@@ -72,7 +78,7 @@ pub(super) async fn dispatch(
             Ok(first) => first,
             Err(_) => {
                 if let Some(streams) = streams {
-                    let stored = streams.spawn(None, rx);
+                    let stored = streams.spawn(None, rx, asked);
                     let body = streams.connection(stored.reader(0, None), started);
                     return sse_response(Body::from_stream(body));
                 }
@@ -91,7 +97,7 @@ pub(super) async fn dispatch(
     // Legacy session: the stream is stored, so that a client that loses it can resume
     // with `Last-Event-ID` and the request's answer is not lost.
     if let Some(streams) = streams {
-        let stored = streams.spawn(Some(first), rx);
+        let stored = streams.spawn(Some(first), rx, asked);
         let body = streams.connection(stored.reader(0, None), started);
         return sse_response(Body::from_stream(body));
     }
@@ -117,6 +123,18 @@ pub(super) async fn dispatch(
         },
     );
     sse_response(Body::from_stream(events))
+}
+
+/// The ids of the requests in a frame.
+fn request_ids(frame: &Frame) -> Vec<RequestId> {
+    let id_of = |m: &Result<Message, Invalid>| match m {
+        Ok(Message::Request { id, .. }) => Some(id.clone()),
+        _ => None,
+    };
+    match frame {
+        Frame::Single(m) => id_of(m).into_iter().collect(),
+        Frame::Batch(items) => items.iter().filter_map(id_of).collect(),
+    }
 }
 
 /// A stateless request being answered: counted for the graceful shutdown; when dropped

@@ -227,6 +227,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         streams: Some(streams),
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
+        sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
         principal: caller.principal().cloned(),
     });
