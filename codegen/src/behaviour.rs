@@ -174,6 +174,12 @@ pub const FLAGS: &[Flag] = &[
         evidence: Evidence::Property("CreateMessageRequest", &["params", "tools"]),
     },
     Flag {
+        name: "tasks",
+        kind: Kind::Bool,
+        doc: "The core protocol has tasks (task-augmented requests, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`); 2026-07-28 moved them to an extension.",
+        evidence: Evidence::Defines("CreateTaskResult"),
+    },
+    Flag {
         name: "result_type",
         kind: Kind::Bool,
         doc: "Results carry `resultType`.",

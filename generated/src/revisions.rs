@@ -78,6 +78,8 @@ pub struct Features {
     pub elicitation_complete: bool,
     /// Sampling requests may offer tools (`tools`, `toolChoice`).
     pub sampling_tools: bool,
+    /// The core protocol has tasks (task-augmented requests, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`); 2026-07-28 moved them to an extension.
+    pub tasks: bool,
     /// Results carry `resultType`.
     pub result_type: bool,
     /// List and read results carry `ttlMs` and `cacheScope`.
@@ -153,6 +155,7 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
@@ -174,6 +177,7 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
@@ -195,6 +199,7 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
@@ -216,6 +221,7 @@ impl ProtocolVersion {
                     url_elicitation: true,
                     elicitation_complete: true,
                     sampling_tools: true,
+                    tasks: true,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
@@ -237,6 +243,7 @@ impl ProtocolVersion {
                     url_elicitation: true,
                     elicitation_complete: false,
                     sampling_tools: true,
+                    tasks: false,
                     result_type: true,
                     cache_hints: true,
                     server_info_in_meta: true,
@@ -708,6 +715,16 @@ macro_rules! by_revision {
             }
             $crate::ProtocolVersion::V2026_07_28 => {
                 use $crate::v2026_07_28 as $m;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+    ($v:expr, where tasks, |$m:ident| $body:expr, else $other:expr) => {
+        match $v {
+            $crate::ProtocolVersion::V2025_11_25 => {
+                use $crate::v2025_11_25 as $m;
                 $body
             }
             #[allow(unreachable_patterns)]

@@ -23,6 +23,10 @@ use mcp_runtime::transport::http::{HttpConfig, SsePolling};
 use mcp_runtime::{Ask, AskError, AskErrorKind, RpcError, Server, ServerEvent, ToolError};
 use serde_json::{json, Value};
 
+#[path = "conformance/tasks.rs"]
+mod tasks;
+use tasks::TasksFixture;
+
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
@@ -325,6 +329,7 @@ pub fn conformance_builder() -> mcp_runtime::ServerBuilder {
             tool_with_args("test_header_param", "Header parameter", "Echoes a parameter the client mirrors into a header", json!({"region": {"type": "string", "x-mcp-header": "Region"}}), &[]),
             |args, _| async move { ok(ToolResult::text(format!("region={}", args.get("region").and_then(Value::as_str).unwrap_or("none")))) },
         )
+        .tasks_fixture()
         .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
         })

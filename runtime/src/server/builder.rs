@@ -39,6 +39,8 @@ pub struct ServerBuilder {
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
     state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
+    task_options: Option<super::tasks::TaskOptions>,
+    task_store: Option<Arc<dyn super::tasks::TaskStore>>,
 }
 
 impl Server {
@@ -56,6 +58,8 @@ impl Server {
             completion: None,
             roots_changed: None,
             state_keys: None,
+            task_options: None,
+            task_store: None,
         }
     }
 }
@@ -104,6 +108,22 @@ impl ServerBuilder {
             current.as_ref(),
             previous,
         )));
+        self
+    }
+
+    /// How tasks are kept: time to live, polling interval, tasks per client
+    /// ([`TaskOptions`](crate::TaskOptions)). Tasks are offered (the capability declared,
+    /// `tasks/*` served) when a tool has [`Tool::task_support`] or when this or
+    /// [`ServerBuilder::task_store`] is called.
+    pub fn task_options(mut self, options: super::tasks::TaskOptions) -> Self {
+        self.task_options = Some(options);
+        self
+    }
+
+    /// Where task state lives (default: [`MemoryTaskStore`](crate::MemoryTaskStore), this
+    /// process's memory). The handlers still run in the process that started them.
+    pub fn task_store(mut self, store: Arc<dyn super::tasks::TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -308,6 +328,16 @@ impl ServerBuilder {
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
+        let offers_tasks = self.task_options.is_some()
+            || self.task_store.is_some()
+            || self
+                .tools
+                .iter()
+                .any(|t| t.tool.task_support.is_some_and(|s| s.allows_task()));
+        let tasks = Arc::new(super::tasks::Tasks::new(
+            self.task_store,
+            self.task_options.unwrap_or_default(),
+        ));
         Server {
             inner: Arc::new(Inner {
                 declare_tools: !self.tools.is_empty(),
@@ -328,6 +358,8 @@ impl ServerBuilder {
                 state_keys: self
                     .state_keys
                     .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
+                offers_tasks,
+                tasks,
             }),
         }
     }

@@ -13,6 +13,7 @@ mod handler_output;
 mod listen;
 mod registry;
 mod router;
+pub(crate) mod tasks;
 mod tool_output;
 mod uri_template;
 
@@ -34,6 +35,10 @@ pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
 pub use handler_output::{IntoPromptResult, IntoResourceContents};
+pub use tasks::{
+    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+    TASKS_EXTENSION,
+};
 pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
@@ -98,6 +103,10 @@ pub(crate) struct Inner {
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
+    /// Whether tasks are offered (a tool may run as one, or the builder configured them).
+    offers_tasks: bool,
+    /// The tasks and where their state lives.
+    tasks: Arc<tasks::Tasks>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
@@ -329,6 +338,15 @@ impl Server {
         caps.insert("logging".into(), json!({}));
         if i.completion.is_some() {
             caps.insert("completions".into(), json!({}));
+        }
+        if i.offers_tasks {
+            // 2025-11-25 reads `tasks`, 2026-07-28 `extensions`: projection keeps each
+            // where its revision defines it (and neither elsewhere).
+            caps.insert(
+                "tasks".into(),
+                json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            );
+            caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
         }
         Value::Object(caps)
     }

@@ -1,6 +1,6 @@
 # Official MCP Python SDK client (py-* ids): connects to a server (spawned over stdio, or at a URL), runs a scenario,
 # prints one JSON line.
-# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask|poll] (-- <server command> [args...] | --url <url>)
+# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask|poll|task] (-- <server command> [args...] | --url <url>)
 #   (run-client.sh picks the venv)   --url .../sse -> the SDK's HTTP+SSE client; any other URL -> its Streamable HTTP one.
 import inspect
 import json
@@ -55,6 +55,26 @@ async def scenario(api, out):
     out["prompt"] = dump(await api.get_prompt(prompt["name"], {})) if prompt else None
 
 
+async def task_scenario(session, out):
+    """2025-11-25 experimental tasks (1.x releases that have them): calls slow_compute as a task, polls tasks/get
+    until it ends, fetches tasks/result, lists the tasks."""
+    if not hasattr(session, "experimental") or not hasattr(session.experimental, "call_tool_as_task"):
+        raise RuntimeError(f"mcp@{version('mcp')} has no client task support")
+    from mcp.types import CallToolResult
+
+    out["tools"] = [t.name for t in (await session.list_tools()).tools]
+    created = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 1, "label": "sdk"}, ttl=60000)
+    task_id = created.task.taskId
+    out["taskId"] = task_id
+    statuses = []
+    async for status in session.experimental.poll_task(task_id):
+        statuses.append(status.status)
+    out["taskStatuses"] = statuses
+    out["taskResult"] = dump(await session.experimental.get_task_result(task_id, CallToolResult))
+    out["task"] = dump(await session.experimental.get_task(task_id))
+    out["tasksListed"] = [t.taskId for t in (await session.experimental.list_tasks()).tasks]
+
+
 async def ask_scenario(api, out):
     out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
     out["samplingResult"] = dump(await api.call_tool("test_sampling", {"prompt": "What is the capital of France?"}))
@@ -68,7 +88,7 @@ async def poll_scenario(api, out):
     out["callResult"] = dump(await api.call_tool("test_reconnection", {}))
 
 
-SCENARIOS = {"basic": scenario, "ask": ask_scenario, "poll": poll_scenario}
+SCENARIOS = {"basic": scenario, "ask": ask_scenario, "poll": poll_scenario, "task": task_scenario}
 
 
 def ask_callbacks(asked):
@@ -227,7 +247,7 @@ def main():
     parsed = parse(sys.argv[1:])
     if parsed is None:
         print(
-            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask|poll] (-- <command> [args...] | --url <url>)",
+            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask|poll|task] (-- <command> [args...] | --url <url>)",
             file=sys.stderr,
         )
         sys.exit(2)

@@ -16,6 +16,7 @@ impl Connection {
         let mut conn = Connection::stateless(server, out);
         if let Some(c) = Arc::get_mut(&mut conn) {
             c.pending = Arc::new(Pending::prefixed(replica));
+            c.tasks_end_with_it = true;
         }
         Connection::forward_events(&conn);
         conn

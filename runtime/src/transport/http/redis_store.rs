@@ -82,6 +82,14 @@ impl RedisStore {
         })
     }
 
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
     fn record_key(&self, id: &str) -> String {
         format!("{}:s:{id}", self.prefix)
     }
@@ -100,6 +108,10 @@ impl RedisStore {
 }
 
 impl SessionStore for RedisStore {
+    fn task_store(&self) -> Option<std::sync::Arc<dyn crate::server::tasks::TaskStore>> {
+        Some(std::sync::Arc::new(self.clone()))
+    }
+
     fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>> {
         let mut conn = self.conn.clone();
         let key = self.record_key(&id);

@@ -58,6 +58,13 @@ pub trait SessionStore: Send + Sync + 'static {
     fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>>;
     /// Writes session `id`'s record, alive for `ttl` unless loaded again.
     fn save(&self, id: String, record: String, ttl: Duration) -> BoxFuture<Result<(), StoreError>>;
+    /// Where task state goes when this store is configured (see
+    /// [`TaskStore`](crate::TaskStore)): by default nowhere (tasks stay in the memory
+    /// of the process that created them); [`RedisStore`](super::RedisStore) keeps them too.
+    fn task_store(&self) -> Option<Arc<dyn crate::server::tasks::TaskStore>> {
+        None
+    }
+
     /// Whether session `id` exists, its lifetime left as it is (a replica asks before it
     /// drops a copy that was idle here: the session may be busy on another replica).
     fn exists(&self, id: String) -> BoxFuture<Result<bool, StoreError>>;
