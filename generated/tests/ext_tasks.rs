@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 fn schema_doc() -> Option<Value> {
     let layout = mcp_codegen::Layout::workspace();
     let manifest = mcp_codegen::Manifest::load(&layout.manifest_path()).expect("manifest");
-    let ext = manifest.extension(tasks::ID).expect("tasks in the manifest");
+    let ext = manifest
+        .extension(tasks::ID)
+        .expect("tasks in the manifest");
     let source = mcp_codegen::extension::ExtensionSource::for_schema_source(
         &mcp_codegen::SchemaSource::offline(layout.cache_dir()),
         None,
@@ -38,7 +40,10 @@ fn assert_valid(doc: &Value, def: &str, instance: &Value) {
         .iter_errors(instance)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "not a valid {def}: {errors:#?}\n{instance:#}");
+    assert!(
+        errors.is_empty(),
+        "not a valid {def}: {errors:#?}\n{instance:#}"
+    );
 }
 
 fn roundtrip<T: serde::de::DeserializeOwned + serde::Serialize>(value: &Value) -> T {
@@ -86,12 +91,18 @@ fn examples() -> Vec<(&'static str, Value)> {
     let result = json!({"content": [{"type": "text", "text": "done"}], "isError": false});
     let error = json!({"code": -32603, "message": "the job crashed"});
     vec![
-        ("CreateTaskResult", with(task("working"), json!({"resultType": "task"}))),
+        (
+            "CreateTaskResult",
+            with(task("working"), json!({"resultType": "task"})),
+        ),
         (
             "GetTaskRequest",
             json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/get", "params": {"taskId": "task-1"}}),
         ),
-        ("GetTaskResult", with(task("working"), json!({"resultType": "complete"}))),
+        (
+            "GetTaskResult",
+            with(task("working"), json!({"resultType": "complete"})),
+        ),
         (
             "GetTaskResult",
             with(
@@ -101,11 +112,17 @@ fn examples() -> Vec<(&'static str, Value)> {
         ),
         (
             "GetTaskResult",
-            with(task("completed"), json!({"resultType": "complete", "result": result})),
+            with(
+                task("completed"),
+                json!({"resultType": "complete", "result": result}),
+            ),
         ),
         (
             "GetTaskResult",
-            with(task("failed"), json!({"resultType": "complete", "error": error})),
+            with(
+                task("failed"),
+                json!({"resultType": "complete", "error": error}),
+            ),
         ),
         (
             "GetTaskResult",
@@ -137,7 +154,10 @@ fn examples() -> Vec<(&'static str, Value)> {
                 "params": with(task("completed"), json!({"result": result})),
             }),
         ),
-        ("DetailedTask", with(task("failed"), json!({"error": error}))),
+        (
+            "DetailedTask",
+            with(task("failed"), json!({"error": error})),
+        ),
         ("TasksExtensionCapability", json!({})),
     ]
 }
@@ -215,18 +235,24 @@ fn the_method_table_names_the_extension_methods() {
     let names: Vec<&str> = tasks::METHODS.iter().map(|m| m.name).collect();
     assert_eq!(
         names,
-        ["notifications/tasks", "tasks/cancel", "tasks/get", "tasks/update"]
+        [
+            "notifications/tasks",
+            "tasks/cancel",
+            "tasks/get",
+            "tasks/update"
+        ]
     );
     assert_eq!(<tasks::methods::GetTask as Method>::METHOD, "tasks/get");
     let info = tasks::method("tasks/update").expect("tasks/update");
     assert_eq!(info.kind, mcp_generated::Kind::Request);
     assert_eq!(info.result, Some("UpdateTaskResult"));
-    assert!(tasks::method("tasks/result").is_none(), "removed by SEP-2663");
+    assert!(
+        tasks::method("tasks/result").is_none(),
+        "removed by SEP-2663"
+    );
     // The typed result of tasks/get is the generated union.
-    let result: <tasks::methods::GetTask as Request>::Result = serde_json::from_value(with(
-        task("working"),
-        json!({"resultType": "complete"}),
-    ))
-    .expect("decode");
+    let result: <tasks::methods::GetTask as Request>::Result =
+        serde_json::from_value(with(task("working"), json!({"resultType": "complete"})))
+            .expect("decode");
     assert!(matches!(result, tasks::GetTaskResult::WorkingTask(_)));
 }
