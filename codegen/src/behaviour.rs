@@ -197,6 +197,12 @@ pub const FLAGS: &[Flag] = &[
         doc: "The JSON-RPC error code for an unknown resource on `resources/read`.",
         evidence: Evidence::Spec("server/resources.mdx, \"Error Handling\""),
     },
+    Flag {
+        name: "sse_polling",
+        kind: Kind::Bool,
+        doc: "Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).",
+        evidence: Evidence::Spec("basic/transports.mdx, \"Sending Messages to the Server\""),
+    },
 ];
 
 /// The flag named `name`.

@@ -86,6 +86,8 @@ pub struct Features {
     pub server_info_in_meta: bool,
     /// The JSON-RPC error code for an unknown resource on `resources/read`.
     pub resource_not_found_code: i64,
+    /// Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).
+    pub sse_polling: bool,
 }
 /// An MCP protocol revision, oldest first.
 ///
@@ -155,6 +157,7 @@ impl ProtocolVersion {
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_03_26 => {
@@ -175,6 +178,7 @@ impl ProtocolVersion {
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_06_18 => {
@@ -195,6 +199,7 @@ impl ProtocolVersion {
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_11_25 => {
@@ -215,6 +220,7 @@ impl ProtocolVersion {
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: true,
                 }
             }
             ProtocolVersion::V2026_07_28 => {
@@ -235,6 +241,7 @@ impl ProtocolVersion {
                     cache_hints: true,
                     server_info_in_meta: true,
                     resource_not_found_code: -32602,
+                    sse_polling: false,
                 }
             }
         }
@@ -731,6 +738,16 @@ macro_rules! by_revision {
         match $v {
             $crate::ProtocolVersion::V2026_07_28 => {
                 use $crate::v2026_07_28 as $m;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+    ($v:expr, where sse_polling, |$m:ident| $body:expr, else $other:expr) => {
+        match $v {
+            $crate::ProtocolVersion::V2025_11_25 => {
+                use $crate::v2025_11_25 as $m;
                 $body
             }
             #[allow(unreachable_patterns)]

@@ -185,13 +185,7 @@ impl ServerBuilder {
         Fut: Future + Send + 'static,
         Fut::Output: IntoResourceContents,
     {
-        let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
-            let mime_type = mime_type.clone();
-            let running = handler(uri.clone(), ctx);
-            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
-        });
-        self.resources.push(ResourceEntry { resource, handler });
+        self.resources.push(resource_entry(resource, handler));
         self
     }
 
@@ -205,19 +199,9 @@ impl ServerBuilder {
         Fut::Output: IntoResourceContents,
     {
         #[allow(clippy::expect_used)] // documented: a bad template is the author's bug
-        let parsed = UriTemplate::parse(&template.uri_template)
+        let entry = template_entry(template, handler)
             .expect("resource template does not parse as RFC 6570");
-        let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
-            let mime_type = mime_type.clone();
-            let running = handler(uri.clone(), vars, ctx);
-            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
-        });
-        self.templates.push(TemplateEntry {
-            template,
-            parsed,
-            handler,
-        });
+        self.templates.push(entry);
         self
     }
 
@@ -230,11 +214,7 @@ impl ServerBuilder {
         Fut: Future + Send + 'static,
         Fut::Output: IntoPromptResult,
     {
-        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
-            let running = handler(args, ctx);
-            Box::pin(async move { running.await.into_prompt_result() })
-        });
-        self.prompts.push(PromptEntry { prompt, handler });
+        self.prompts.push(prompt_entry(prompt, handler));
         self
     }
 
@@ -339,7 +319,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 tools: RwLock::new(Listed::new(self.tools)),
                 resources: RwLock::new(Listed::new(self.resources)),
-                templates: Listed::new(self.templates),
+                templates: RwLock::new(Listed::new(self.templates)),
                 prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
                 roots_changed: self.roots_changed,
@@ -378,4 +358,59 @@ fn prompt_arguments(schema: &Value) -> Vec<crate::model::PromptArgument> {
             argument
         })
         .collect()
+}
+
+/// A resource and its handler, boxed (the builder and [`Server::add_resource`](super::Server::add_resource)).
+pub(super) fn resource_entry<F, Fut>(resource: Resource, handler: F) -> ResourceEntry
+where
+    F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoResourceContents,
+{
+    let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
+    let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
+        let mime_type = mime_type.clone();
+        let running = handler(uri.clone(), ctx);
+        Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+    });
+    ResourceEntry { resource, handler }
+}
+
+/// A resource template, parsed, and its handler, boxed; `None` if the template does not
+/// parse as RFC 6570.
+pub(super) fn template_entry<F, Fut>(
+    template: ResourceTemplate,
+    handler: F,
+) -> Option<TemplateEntry>
+where
+    F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoResourceContents,
+{
+    let parsed = UriTemplate::parse(&template.uri_template)?;
+    let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
+    let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
+        let mime_type = mime_type.clone();
+        let running = handler(uri.clone(), vars, ctx);
+        Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+    });
+    Some(TemplateEntry {
+        template,
+        parsed,
+        handler,
+    })
+}
+
+/// A prompt and its handler, boxed.
+pub(super) fn prompt_entry<F, Fut>(prompt: Prompt, handler: F) -> PromptEntry
+where
+    F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoPromptResult,
+{
+    let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
+        let running = handler(args, ctx);
+        Box::pin(async move { running.await.into_prompt_result() })
+    });
+    PromptEntry { prompt, handler }
 }

@@ -228,6 +228,18 @@ impl Context {
         asks::ask_all(&self.peer, &self.asker, asks).await
     }
 
+    /// 2026-07-28: the keys of the answers this request carries (a retry's
+    /// `inputResponses` and those of earlier rounds in its `requestState`); empty in
+    /// other revisions and on a first round. A handler that keeps work running across
+    /// rounds — asking under keys of its own with [`Context::ask`] — finds it again by
+    /// these keys, instead of starting it over.
+    pub fn answered_keys(&self) -> Vec<String> {
+        match &self.asker {
+            Asker::Modern(round) => round.answered_keys(),
+            _ => Vec::new(),
+        }
+    }
+
     async fn ask_one(&self, ask: Ask) -> Result<Value, AskError> {
         let mut answers = self.ask(vec![(None, ask)]).await?;
         answers.pop().ok_or_else(|| {

@@ -120,13 +120,10 @@ impl Server {
                     params
                 ))?;
                 let offset = decode_cursor(params)?;
-                self.inner
-                    .templates
-                    .page(v, offset, self.page_size(), |items, next| {
-                        let items: Vec<&ResourceTemplate> =
-                            items.iter().map(|t| &t.template).collect();
-                        shape::list_resource_templates(v, info, &items, next)
-                    })
+                read_lock(&self.inner.templates).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&ResourceTemplate> = items.iter().map(|t| &t.template).collect();
+                    shape::list_resource_templates(v, info, &items, next)
+                })
             }
             McpMethod::ListPrompts => {
                 self.require("prompts", method)?;
@@ -213,7 +210,7 @@ impl Server {
                     .find(|r| r.resource.uri == uri)
                     .map(|r| (Arc::clone(&r.handler), BTreeMap::new()))
                     .or_else(|| {
-                        self.inner.templates.iter().find_map(|t| {
+                        read_lock(&self.inner.templates).iter().find_map(|t| {
                             t.parsed
                                 .matches(&uri)
                                 .map(|vars| (Arc::clone(&t.handler), vars))
@@ -331,9 +328,7 @@ impl Server {
         read_lock(&self.inner.resources)
             .iter()
             .any(|r| r.resource.uri == uri)
-            || self
-                .inner
-                .templates
+            || read_lock(&self.inner.templates)
                 .iter()
                 .any(|t| t.parsed.matches(uri).is_some())
     }

@@ -1,6 +1,6 @@
 # Official MCP Python SDK client (py-* ids): connects to a server (spawned over stdio, or at a URL), runs a scenario,
 # prints one JSON line.
-# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
+# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask|poll] (-- <server command> [args...] | --url <url>)
 #   (run-client.sh picks the venv)   --url .../sse -> the SDK's HTTP+SSE client; any other URL -> its Streamable HTTP one.
 import inspect
 import json
@@ -59,6 +59,16 @@ async def ask_scenario(api, out):
     out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
     out["samplingResult"] = dump(await api.call_tool("test_sampling", {"prompt": "What is the capital of France?"}))
     out["elicitationResult"] = dump(await api.call_tool("test_elicitation", {"message": "Who are you?"}))
+
+
+async def poll_scenario(api, out):
+    """Calls `test_reconnection`, whose answer comes after the server closed the connection of its SSE stream
+    (2025-11-25 SSE polling): the SDK must reconnect with Last-Event-ID to receive it."""
+    out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
+    out["callResult"] = dump(await api.call_tool("test_reconnection", {}))
+
+
+SCENARIOS = {"basic": scenario, "ask": ask_scenario, "poll": poll_scenario}
 
 
 def ask_callbacks(asked):
@@ -150,7 +160,7 @@ async def run(client_id, scenario_name, target):
     mode = CLIENTS[client_id]
     asked = []
     callbacks = ask_callbacks(asked) if scenario_name == "ask" else {}
-    body = ask_scenario if scenario_name == "ask" else scenario
+    body = SCENARIOS[scenario_name]
     if mode is None:
         from mcp import ClientSession
 
@@ -202,7 +212,7 @@ def parse(argv):
             break
         if rest[i] == "--url" and i + 1 < len(rest):
             url = rest[i + 1]
-        elif rest[i] == "--scenario" and i + 1 < len(rest) and rest[i + 1] in ("basic", "ask"):
+        elif rest[i] == "--scenario" and i + 1 < len(rest) and rest[i + 1] in SCENARIOS:
             scenario_name = rest[i + 1]
         else:
             return None
@@ -217,7 +227,7 @@ def main():
     parsed = parse(sys.argv[1:])
     if parsed is None:
         print(
-            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask] (-- <command> [args...] | --url <url>)",
+            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask|poll] (-- <command> [args...] | --url <url>)",
             file=sys.stderr,
         )
         sys.exit(2)

@@ -45,6 +45,12 @@ impl Connection {
         }
     }
 
+    /// Cancelled when the connection is closed (an HTTP+SSE stream ends with it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn closed_token(&self) -> CancellationToken {
+        self.closed.clone()
+    }
+
     /// Whether a server-to-client request with this id waits for its answer here.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn awaits(&self, id: &RequestId) -> bool {

@@ -28,7 +28,7 @@ use std::time::Duration;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-pub use config::HttpConfig;
+pub use config::{HttpConfig, SsePolling};
 #[cfg(feature = "redis")]
 pub use redis_store::RedisStore;
 use sessions::{spawn_reaper, AppState};

@@ -3,7 +3,9 @@
 //! Keys (all under a prefix, `mcp:` by default): `mcp:s:ID` the session's record (a string,
 //! expiring with the session's idle timeout, renewed on every load with `GETEX`);
 //! `mcp:e:ID:STREAM` a stream's events (a sorted set scored by position, trimmed to the
-//! newest); `mcp:d:ID:STREAM` the stream's end. Replicas talk on the channel `mcp:bus`.
+//! newest); `mcp:d:ID:STREAM` the stream's end; `mcp:s:replica:NAME` and
+//! `mcp:s:stream:ID:STREAM`, the liveness and stream-writer records (see `SessionStore`).
+//! Replicas talk on the channel `mcp:bus`.
 
 use std::time::Duration;
 
