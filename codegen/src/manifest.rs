@@ -176,6 +176,10 @@ const MANIFEST_HEADER: &str = "\
 # in MCP_SCHEMA_DIR/extensions/<folder>/ (the folder is the id with `/` as `-`), else
 # downloaded. Add or re-pin one with
 # `cargo codegen add-extension <id> --url <url> --extends <revision>`.
+# io.modelcontextprotocol/tasks is pinned at experimental-ext-tasks e61f822a: the schema the
+# pinned conformance suite's tasks-* scenarios and SEP-2663 describe (`resultType` task or
+# complete, `notifications/tasks`, integer `ttlMs`/`pollIntervalMs`, `tasks/update`);
+# the earlier 46bae204 has no `resultType` and names `notifications/tasks/status`.
 ";
 
 impl Manifest {
