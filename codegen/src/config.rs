@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::extension::{self, ExtensionCheck, ExtensionSource};
 use crate::load::SchemaSource;
 use crate::manifest::{Layout, Manifest, Revision};
 use crate::{GeneratedFile, Input, Result};
@@ -56,6 +57,7 @@ pub struct Config {
     layout: Layout,
     manifest: Option<PathBuf>,
     source: SchemaSource,
+    extension_dir: Option<PathBuf>,
     output: Output,
 }
 
@@ -71,6 +73,7 @@ impl Config {
             layout,
             manifest: None,
             source,
+            extension_dir: None,
             output: Output::default(),
         }
     }
@@ -89,6 +92,13 @@ impl Config {
     /// Imports schemas from a local folder laid out `DIR/<revision>/schema.json`.
     pub fn schema_mirror(&mut self, dir: impl Into<PathBuf>) -> &mut Config {
         self.source.mirror = Some(dir.into());
+        self
+    }
+
+    /// Imports extension schemas from a folder laid out `DIR/<folder>/schema.json` (the
+    /// folder is the id with `/` as `-`), instead of `MCP_EXTENSION_SCHEMA_DIR`.
+    pub fn extension_schema_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Config {
+        self.extension_dir = Some(dir.into());
         self
     }
 
@@ -126,6 +136,11 @@ impl Config {
         &self.source
     }
 
+    /// Where extension schemas are read from.
+    pub fn extension_source(&self) -> ExtensionSource {
+        ExtensionSource::for_schema_source(&self.source, self.extension_dir.as_deref())
+    }
+
     /// Where files go.
     pub fn output(&self) -> &Output {
         &self.output
@@ -161,6 +176,36 @@ impl Config {
     /// The generated files that differ from what is on disk (empty: fresh).
     pub fn check(&self) -> Result<Vec<String>> {
         Ok(crate::stale_files(self.root(), &self.files()?))
+    }
+
+    /// Every extension of the manifest, loaded and analysed when its schema can be had
+    /// (see [`extension::load_all`]).
+    pub fn load_extensions(
+        &self,
+    ) -> Result<(Vec<extension::ExtensionInput>, Vec<extension::Unavailable>)> {
+        extension::load_all(&self.load_manifest()?, &self.extension_source())
+    }
+
+    /// The extension files that can be generated here (the manifest's, and those of every
+    /// extension whose schema is available), and the extensions whose schema is not.
+    pub fn extension_files(&self) -> Result<(Vec<GeneratedFile>, Vec<extension::Unavailable>)> {
+        let manifest = self.load_manifest()?;
+        let (inputs, unavailable) = extension::load_all(&manifest, &self.extension_source())?;
+        Ok((
+            extension::files(&self.output, &manifest, &inputs)?,
+            unavailable,
+        ))
+    }
+
+    /// Checks the committed extension modules (see [`extension::check`]): in full where
+    /// the schema is available, by provenance where it is not.
+    pub fn check_extensions(&self) -> Result<ExtensionCheck> {
+        extension::check(
+            self.root(),
+            &self.output,
+            &self.load_manifest()?,
+            &self.extension_source(),
+        )
     }
 
     fn root(&self) -> &Path {

@@ -43,6 +43,29 @@ pub enum Error {
         /// The hash of the bytes.
         actual: String,
     },
+    /// The schema of an extension could be found neither in the cache nor in a mirror, and
+    /// the network was not allowed (or the download failed).
+    #[error("extension {extension}: schema not found (looked in {looked_in}); set MCP_EXTENSION_SCHEMA_DIR=DIR holding DIR/{dir_name}/schema.json (or put it in $MCP_SCHEMA_DIR/extensions/{dir_name}/), or run `cargo codegen fetch` online")]
+    ExtensionSchemaMissing {
+        /// The extension id.
+        extension: String,
+        /// Its folder name in a mirror (`/` of the id replaced by `-`).
+        dir_name: String,
+        /// The places that were searched, comma-separated.
+        looked_in: String,
+    },
+    /// An imported or downloaded extension schema does not have the pinned SHA-256.
+    #[error("extension {extension}: SHA-256 mismatch for {source_desc}: expected {expected} (schema/revisions.toml), got {actual}; the file is not the pinned schema — fetch the pinned URL again, or re-pin with `cargo codegen add-extension`")]
+    ExtensionHashMismatch {
+        /// The extension id.
+        extension: String,
+        /// Where the bytes came from.
+        source_desc: String,
+        /// The hash in the manifest.
+        expected: String,
+        /// The hash of the bytes.
+        actual: String,
+    },
     /// A schema is not valid JSON.
     #[error("revision {revision}: {source_desc} is not valid JSON: {message}")]
     MalformedJson {

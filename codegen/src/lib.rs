@@ -4,12 +4,16 @@
 //! verified) → [`prepass`] (schema rewrites that make typify correct) → [`ir`] (method
 //! table, union dispatch) → [`render`] (typify + syn post-pass + quote) → files in memory.
 //! [`generate`] touches no disk; the `mcp-codegen` CLI and the tests wrap it.
+//!
+//! Official protocol extensions (`[[extension]]` in the manifest) go the same way, one
+//! module `mcp_generated::ext::<name>` each: see [`extension`].
 #![warn(missing_docs)]
 
 pub mod behaviour;
 mod config;
 pub mod diff;
 pub mod error;
+pub mod extension;
 pub mod ir;
 pub mod load;
 pub mod manifest;
@@ -26,7 +30,7 @@ use serde_json::Value;
 pub use config::{Config, Output};
 pub use error::{Error, Result};
 pub use load::{LoadedSchema, SchemaSource};
-pub use manifest::{Dialect, Layout, Manifest, Revision};
+pub use manifest::{Dialect, Extension, Layout, Manifest, Revision};
 
 /// A file the generator produces, with its path relative to the workspace root.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use mcp_codegen::extension::{self, NewExtensionSource};
 use mcp_codegen::{load, Config, Layout, Manifest, NewRevisionSource, SchemaSource};
 
 /// Generates versioned Rust bindings from the official MCP JSON Schemas.
@@ -71,6 +72,29 @@ enum Command {
         #[arg(long, value_name = "FLAG=VALUE")]
         set: Vec<String>,
     },
+    /// Record (or re-pin) an official extension in the manifest, fetch its schema,
+    /// generate its module `mcp_generated::ext::<name>` and write its digest snapshot.
+    ///
+    /// The schema is read from --dir DIR (DIR/<id with / as ->/schema.json, e.g.
+    /// DIR/io.modelcontextprotocol-tasks/schema.json) when it is there, else downloaded
+    /// from --url. Its SHA-256 is measured and recorded with the URL.
+    AddExtension {
+        /// The extension identifier, e.g. `io.modelcontextprotocol/tasks`.
+        id: String,
+        /// Upstream URL of its schema.json, pinned to a commit (default: the manifest's,
+        /// when re-pinning).
+        #[arg(long)]
+        url: Option<String>,
+        /// A revision it extends (repeatable; default: the manifest's, when re-pinning).
+        #[arg(long, value_name = "REV")]
+        extends: Vec<String>,
+        /// What it adds, in a few words (the doc of its module).
+        #[arg(long)]
+        summary: Option<String>,
+        /// Folder of extension schemas to read it from.
+        #[arg(long, env = extension::EXTENSION_SCHEMA_DIR_ENV, hide_env_values = true, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn find_root() -> PathBuf {
@@ -124,6 +148,23 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
                     println!("{} examples ok, in {}", rev.id, folder.display());
                 }
             }
+            let (loaded, unavailable) = config.load_extensions()?;
+            for input in loaded {
+                let ext = &input.loaded.extension;
+                let origin = match &input.loaded.origin {
+                    load::Origin::Cache(p) => format!("cached at {}", p.display()),
+                    load::Origin::Mirror(p) => format!("imported from {}", p.display()),
+                    load::Origin::Download(u) => format!("downloaded from {u}"),
+                };
+                println!(
+                    "extension {} ok (sha256 {}…), {origin}",
+                    ext.id,
+                    &ext.sha256[..12]
+                );
+            }
+            for missing in unavailable {
+                eprintln!("warning: {}", missing.reason);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate { revision } => {
@@ -134,7 +175,17 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             }
             let started = std::time::Instant::now();
             let mut files = mcp_codegen::generate_into(config.output(), &inputs)?;
+            let (extension_files, unavailable) = config.extension_files()?;
+            files.extend(extension_files);
             let elapsed = started.elapsed();
+            for missing in &unavailable {
+                eprintln!(
+                    "warning: extension {}: its module {} is left as it is: {}",
+                    missing.extension.id,
+                    extension::module_dir(config.output(), &missing.extension),
+                    missing.reason
+                );
+            }
             if let Some(r) = &revision {
                 let output = config.output();
                 let prefix = format!("{}/", output.module_dir(manifest.get(r)?));
@@ -166,7 +217,12 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check => {
-            let stale = config.check()?;
+            let mut stale = config.check()?;
+            let extensions = config.check_extensions()?;
+            stale.extend(extensions.stale);
+            for missing in &extensions.unchecked {
+                println!("{}", extension::unchecked_note(config.output(), missing));
+            }
             if stale.is_empty() {
                 println!("generated code is fresh");
                 Ok(ExitCode::SUCCESS)
@@ -233,6 +289,61 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
             }
             println!(
                 "next: review the new entry in schema/revisions.toml and the digest snapshot, then run `cargo test`"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::AddExtension {
+            id,
+            url,
+            extends,
+            summary,
+            dir,
+        } => {
+            let manifest = config.load_manifest()?;
+            let folder = id.replace('/', "-");
+            let url = url.or_else(|| manifest.extension(&id).map(|e| e.url.clone()));
+            let file = dir
+                .map(|d| d.join(&folder).join("schema.json"))
+                .filter(|p| p.is_file());
+            let from = match (file, url) {
+                (Some(path), Some(url)) => NewExtensionSource::File { path, url },
+                (Some(path), None) => NewExtensionSource::File {
+                    url: format!("file://{}", path.display()),
+                    path,
+                },
+                (None, Some(url)) => NewExtensionSource::Url(url),
+                (None, None) => {
+                    eprintln!(
+                        "error: add-extension needs --url URL, or --dir DIR holding DIR/{folder}/schema.json"
+                    );
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let added = extension::add_extension(
+                &layout,
+                config.output(),
+                &id,
+                from,
+                extends,
+                summary,
+                true,
+            )?;
+            println!(
+                "added extension {} (sha256 {}, {}, extends {}) to {}",
+                added.extension.id,
+                added.extension.sha256,
+                added.extension.dialect,
+                added.extension.extends.join(", "),
+                layout.manifest_path().display()
+            );
+            for path in added.written {
+                println!(
+                    "wrote {}",
+                    path.strip_prefix(&layout.root).unwrap_or(&path).display()
+                );
+            }
+            println!(
+                "next: review the entry in schema/revisions.toml, the module and the digest snapshot, then run `cargo test`"
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -87,12 +87,70 @@ pub fn module_name(id: &str) -> String {
     format!("v{}", id.replace(['-', '.'], "_"))
 }
 
+/// An official protocol extension (`io.modelcontextprotocol/tasks`, …) as recorded in the
+/// manifest: its schema is pinned like a revision's, and its types are generated into
+/// `mcp_generated::ext::<module>`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extension {
+    /// The extension identifier, as negotiated on the wire (`io.modelcontextprotocol/tasks`).
+    pub id: String,
+    /// What the extension adds, in a few words (the doc of its module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The revisions it extends (its module is compiled when any of their features is).
+    pub extends: Vec<String>,
+    /// Upstream URL of the schema, pinned to a commit.
+    pub url: String,
+    /// Lower-case hex SHA-256 of the schema file.
+    pub sha256: String,
+    /// The JSON Schema dialect.
+    pub dialect: Dialect,
+}
+
+impl Extension {
+    /// The Rust module name: the id's last segment (`io.modelcontextprotocol/tasks` →
+    /// `tasks`), in snake case.
+    pub fn module_name(&self) -> String {
+        extension_module_name(&self.id)
+    }
+
+    /// The folder that holds its schema in a mirror or the cache: the id with `/` as `-`
+    /// (`io.modelcontextprotocol-tasks`).
+    pub fn dir_name(&self) -> String {
+        self.id.replace('/', "-")
+    }
+}
+
+/// The Rust module name of an extension id: `io.modelcontextprotocol/tasks` → `tasks`.
+pub fn extension_module_name(id: &str) -> String {
+    let last = id.rsplit('/').next().unwrap_or(id);
+    last.replace(['-', '.'], "_").to_ascii_lowercase()
+}
+
+/// Whether `id` looks like an extension identifier: `<reverse-DNS prefix>/<name>`, of
+/// letters, digits, `.`, `-` and `_`, the name starting with a letter.
+pub fn is_extension_id(id: &str) -> bool {
+    let Some((prefix, name)) = id.split_once('/') else {
+        return false;
+    };
+    let allowed = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    };
+    allowed(prefix) && allowed(name) && name.starts_with(|c: char| c.is_ascii_alphabetic())
+}
+
 /// The parsed manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     /// The revisions, oldest first.
     #[serde(rename = "revision", default)]
     pub revisions: Vec<Revision>,
+    /// The extensions, sorted by id.
+    #[serde(rename = "extension", default)]
+    pub extensions: Vec<Extension>,
 }
 
 /// The comment block that opens the manifest; kept when `add-revision` rewrites it.
@@ -111,6 +169,17 @@ const MANIFEST_HEADER: &str = "\
 # against the schema (codegen/src/behaviour.rs documents them).
 # Add a revision with `cargo codegen add-revision <id> --url <url> --like <revision>` (or
 # `--from DIR` instead of `--url`): it gets the behaviour of the revision it is like.
+#
+# `[[extension]]` pins the schema of an official extension the same way (id, the revisions
+# it `extends`, `url`, `sha256`); its types go to `mcp_generated::ext::<name>`. Its schema
+# is looked for in schema/cache/extensions/<folder>/, in MCP_EXTENSION_SCHEMA_DIR/<folder>/,
+# in MCP_SCHEMA_DIR/extensions/<folder>/ (the folder is the id with `/` as `-`), else
+# downloaded. Add or re-pin one with
+# `cargo codegen add-extension <id> --url <url> --extends <revision>`.
+# io.modelcontextprotocol/tasks is pinned at experimental-ext-tasks e61f822a: the schema the
+# pinned conformance suite's tasks-* scenarios and SEP-2663 describe (`resultType` task or
+# complete, `notifications/tasks`, integer `ttlMs`/`pollIntervalMs`, `tasks/update`);
+# the earlier 46bae204 has no `resultType` and names `notifications/tasks/status`.
 ";
 
 impl Manifest {
@@ -153,6 +222,40 @@ impl Manifest {
                 )));
             }
         }
+        let mut modules = std::collections::BTreeSet::new();
+        for ext in &self.extensions {
+            if !is_extension_id(&ext.id) {
+                return Err(bad(format!(
+                    "extension id `{}` is not of the form `<prefix>/<name>` (e.g. io.modelcontextprotocol/tasks)",
+                    ext.id
+                )));
+            }
+            if !modules.insert(ext.module_name()) {
+                return Err(bad(format!(
+                    "extension {}: another extension already has the module name `{}`",
+                    ext.id,
+                    ext.module_name()
+                )));
+            }
+            if ext.sha256.len() != 64 || !ext.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(bad(format!(
+                    "extension {}: sha256 must be 64 hex digits",
+                    ext.id
+                )));
+            }
+            if ext.extends.is_empty() {
+                return Err(bad(format!(
+                    "extension {}: `extends` must name at least one revision",
+                    ext.id
+                )));
+            }
+            if let Some(unknown) = ext.extends.iter().find(|r| !seen.contains(r.as_str())) {
+                return Err(bad(format!(
+                    "extension {}: extends revision {unknown}, which the manifest does not list",
+                    ext.id
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -179,7 +282,36 @@ impl Manifest {
                 rev.behaviour.to_toml_lines()
             ));
         }
+        for ext in &self.extensions {
+            out.push_str(&format!("\n[[extension]]\nid = \"{}\"\n", ext.id));
+            if let Some(summary) = &ext.summary {
+                out.push_str(&format!(
+                    "summary = {}\n",
+                    toml::Value::from(summary.as_str())
+                ));
+            }
+            let extends: Vec<String> = ext.extends.iter().map(|r| format!("\"{r}\"")).collect();
+            out.push_str(&format!(
+                "extends = [{}]\nurl = \"{}\"\nsha256 = \"{}\"\ndialect = \"{}\"\n",
+                extends.join(", "),
+                ext.url,
+                ext.sha256,
+                ext.dialect,
+            ));
+        }
         out
+    }
+
+    /// The entry for an extension id.
+    pub fn extension(&self, id: &str) -> Option<&Extension> {
+        self.extensions.iter().find(|e| e.id == id)
+    }
+
+    /// Inserts or replaces an extension, keeping the list sorted by id.
+    pub fn upsert_extension(&mut self, extension: Extension) {
+        self.extensions.retain(|e| e.id != extension.id);
+        self.extensions.push(extension);
+        self.extensions.sort_by(|a, b| a.id.cmp(&b.id));
     }
 
     /// The entry for a revision id.

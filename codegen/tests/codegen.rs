@@ -228,6 +228,7 @@ fn cli_help() {
             "diff",
             "digest",
             "add-revision",
+            "add-extension",
         ] {
             let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-codegen"));
             if !sub.is_empty() {
@@ -285,6 +286,7 @@ fn copy_manifest(root: &Path, ids: &[&str]) {
             .into_iter()
             .filter(|r| ids.contains(&r.id.as_str()))
             .collect(),
+        extensions: Vec::new(),
     };
     std::fs::create_dir_all(root.join("schema")).expect("mkdir");
     std::fs::write(root.join("schema/revisions.toml"), manifest.to_toml()).expect("write");
@@ -573,6 +575,11 @@ fn no_unreferenced_or_pending_snapshots() {
         .revisions
         .iter()
         .map(|r| format!("digest/digest__{}.snap", r.module_name()))
+        .chain(manifest.extensions.iter().map(|e| {
+            mcp_codegen::extension::digest_snapshot_path(e)
+                .trim_start_matches("snapshots/")
+                .to_owned()
+        }))
         .collect();
     for entry in std::fs::read_dir(workspace().root.join("schema/fixtures")).expect("fixtures") {
         let path = entry.expect("entry").path();
@@ -591,6 +598,7 @@ fn no_unreferenced_or_pending_snapshots() {
         "help_diff",
         "help_digest",
         "help_add-revision",
+        "help_add-extension",
     ] {
         expected.insert(format!("cli/{sub}.snap"));
     }

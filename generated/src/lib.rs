@@ -8,6 +8,9 @@
 //! [`Notification`], the [`MethodInfo`] table `METHODS`, `method(name)` for look-up at
 //! run time, and `parse_result(method, value)` (a result can only be parsed by the method
 //! of the request it answers).
+//!
+//! Official protocol extensions are generated the same way from their own pinned schemas,
+//! one module each under [`ext`] (`ext::tasks`: `io.modelcontextprotocol/tasks`).
 #![warn(missing_docs)]
 
 #[doc(hidden)]
@@ -16,6 +19,9 @@ pub mod support;
 #[rustfmt::skip]
 mod revisions;
 pub use revisions::*;
+
+#[rustfmt::skip]
+pub mod ext;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

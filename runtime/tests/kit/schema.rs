@@ -2,6 +2,13 @@
 //! an exact instance of its revision's official schema definition (valid, and carrying no
 //! key the schema does not define). The schemas are loaded once per test binary, from the
 //! offline mirror or the cache, checked against the manifest's SHA-256.
+//!
+//! Extension messages (`io.modelcontextprotocol/tasks`, …) are checked the same way
+//! against the extension's official schema ([`extension_schema`],
+//! [`check_extension_exact`]) when that schema is available (cache,
+//! `MCP_EXTENSION_SCHEMA_DIR`, or `$MCP_SCHEMA_DIR/extensions/`); the shared mirror CI uses
+//! holds only the revisions, so without it those checks are skipped, saying so once, unless
+//! `MCP_REQUIRE_EXTENSION_SCHEMAS=1` makes the absence a failure.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -48,6 +55,73 @@ pub fn schema(revision: &str) -> Arc<Schema> {
             validators: Mutex::new(HashMap::new()),
         })
     }))
+}
+
+/// The official schema of the extension `id` (e.g. `io.modelcontextprotocol/tasks`),
+/// loaded once and checked against the manifest's SHA-256 exactly as `mcp-codegen` loads
+/// it; `None` when it is not available offline (a file with the wrong hash panics: it is
+/// not the pinned schema). With `MCP_REQUIRE_EXTENSION_SCHEMAS=1`, absence panics too.
+pub fn extension_schema(id: &str) -> Option<Arc<Schema>> {
+    static SCHEMAS: OnceLock<Mutex<HashMap<String, Option<Arc<Schema>>>>> = OnceLock::new();
+    let mut all = SCHEMAS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    all.entry(id.to_owned())
+        .or_insert_with(|| {
+            let layout = mcp_codegen::Layout::workspace();
+            let manifest = mcp_codegen::Manifest::load(&layout.manifest_path()).expect("manifest");
+            let ext = manifest
+                .extension(id)
+                .unwrap_or_else(|| panic!("extension {id} is not in the manifest"));
+            let source = mcp_codegen::extension::ExtensionSource::for_schema_source(
+                &mcp_codegen::SchemaSource::offline(layout.cache_dir()),
+                None,
+            );
+            let doc = match mcp_codegen::extension::load(ext, &source) {
+                Ok(loaded) => loaded.json,
+                Err(e @ mcp_codegen::Error::ExtensionSchemaMissing { .. }) => {
+                    assert!(
+                        std::env::var_os("MCP_REQUIRE_EXTENSION_SCHEMAS").is_none_or(|v| v != "1"),
+                        "MCP_REQUIRE_EXTENSION_SCHEMAS=1: {e}"
+                    );
+                    eprintln!(
+                        "note: messages of {id} are NOT checked against its official schema: {e}"
+                    );
+                    return None;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            Some(Arc::new(Schema {
+                revision: id.to_owned(),
+                doc,
+                defs_key: "$defs",
+                validators: Mutex::new(HashMap::new()),
+            }))
+        })
+        .clone()
+}
+
+/// [`schema_exact_errors`] against the extension `id`'s schema: `None` when the schema is
+/// not available (see [`extension_schema`]).
+pub fn extension_exact_errors(id: &str, defs: &[&str], instance: &Value) -> Option<Vec<String>> {
+    let schema = extension_schema(id)?;
+    Some(exact_errors(&schema, defs, instance))
+}
+
+/// Asserts that `instance` is an exact instance of `def_name` (e.g. `GetTaskResult`) of
+/// the extension `id`'s official schema; returns whether it could check (false: the
+/// schema is not available here, and a note said so).
+pub fn check_extension_exact(id: &str, def_name: &str, instance: &Value) -> bool {
+    let Some(errors) = extension_exact_errors(id, &[def_name], instance) else {
+        return false;
+    };
+    assert!(
+        errors.is_empty(),
+        "{id}: not an exact {def_name}:\n  {}\ninstance: {instance:#}",
+        errors.join("\n  ")
+    );
+    true
 }
 
 /// Escapes a key for a JSON pointer.
@@ -307,7 +381,10 @@ impl Schema {
 /// notification whose definition omits the `jsonrpc` of its envelope): (a) validation
 /// errors against each definition, (b) keys no definition defines. Empty: exact.
 pub fn schema_exact_errors(revision: &str, defs: &[&str], instance: &Value) -> Vec<String> {
-    let schema = schema(revision);
+    exact_errors(&schema(revision), defs, instance)
+}
+
+fn exact_errors(schema: &Schema, defs: &[&str], instance: &Value) -> Vec<String> {
     let pointers: Vec<String> = defs.iter().map(|d| schema.pointer(d)).collect();
     let mut errors = Vec::new();
     for (def, p) in defs.iter().zip(&pointers) {
