@@ -242,7 +242,8 @@ pub fn tool_result(
         })
         .sum();
     let mut blocks = content(v, r.content);
-    let mut result = Map::new();
+    // Room for content, structuredContent, isError and resultType: no growth on insert.
+    let mut result = Map::with_capacity(4);
     if let Some(structured) = r.structured {
         // 2025-06-18 and 2025-11-25 allow only an object here; 2026-07-28 any JSON value.
         let expressible = f.structured_output && (structured.is_object() || f.structured_any_json);
@@ -368,8 +369,11 @@ pub fn read_resource(
             ResourceContents::Blob { blob, .. } => blob.len(),
         })
         .sum();
-    let mut result =
-        object(json!({"contents": contents.into_iter().map(contents_value).collect::<Vec<_>>()}));
+    // Inserted as a value: `json!` would serialize the contents into a new `Value`, a
+    // copy of every text (64 KiB of a 64 KiB read, ~12% of its instructions).
+    let mut result = Map::with_capacity(4);
+    let contents: Vec<Value> = contents.into_iter().map(contents_value).collect();
+    result.insert("contents".into(), Value::Array(contents));
     let left = stamp(v, &mut result, server, Some(CacheHint::READ));
     by_revision!(v, |m| project_stamped::<m::ReadResourceResult>(
         "the resource contents",
@@ -437,7 +441,9 @@ pub fn get_prompt(
             json!({"role": msg.role, "content": block})
         })
         .collect();
-    let mut result = object(json!({"messages": messages}));
+    // Moved in, not through `json!` (which would copy every message once more).
+    let mut result = Map::with_capacity(4);
+    result.insert("messages".into(), Value::Array(messages));
     if let Some(d) = &prompt.description {
         result.insert("description".into(), json!(d));
     }
