@@ -42,7 +42,14 @@ pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Val
     // `FromValue` takes the neutral value apart; `serde_json::from_value` would rebuild
     // it first.
     let typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
-    serde_json::to_value(&typed).map_err(|e| shaping_error(what, &e))
+    // Encoded and read back rather than `serde_json::to_value`: the same value, and each
+    // generated type's `Serialize` is compiled for one serializer, the wire encoder,
+    // instead of three (serde_json's value serializer and, with `raw_value`, its raw-value
+    // emitter for every field): ~11% of this crate's LLVM IR, ~0.4 CPU-s of a user's debug
+    // build (BENCHMARKS.md §4.1). `project` serves small, rare values (capabilities,
+    // server info, progress and log params, asks), never a tool's result.
+    let json = crate::wire::encode::to_vec(&typed).map_err(|e| shaping_error(what, &e))?;
+    serde_json::from_slice(&json).map_err(|e| shaping_error(what, &e))
 }
 
 /// Projects a neutral result through a generated type that keeps unknown keys, emptying

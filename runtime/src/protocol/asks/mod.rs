@@ -114,7 +114,7 @@ pub(crate) async fn ask_all(
             let calls = asks
                 .iter()
                 .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask));
-            futures_util::future::try_join_all(calls).await
+            crate::combine::try_join_all(calls.collect()).await
         }
     }
 }

@@ -13,12 +13,12 @@ use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
+use crate::combine::{self, BoxFuture};
 use crate::model::LogLevel;
 use crate::protocol::asks::{Asker, Pending, Round};
 use crate::protocol::lifecycle::Lifecycle;
@@ -195,16 +195,13 @@ impl Connection {
         let mut tasks = Vec::new();
         for item in items {
             match item {
-                Err(invalid) => tasks.push(
-                    futures_util::future::ready(Some(wire::error_response(
-                        invalid.id.as_ref(),
-                        &invalid.error,
-                    )))
-                    .boxed(),
-                ),
+                Err(invalid) => tasks.push(ready(wire::error_response(
+                    invalid.id.as_ref(),
+                    &invalid.error,
+                ))),
                 Ok(message) => match self.dispatch(message, reply, principal) {
                     Dispatched::Ready(answer) => {
-                        tasks.push(futures_util::future::ready(Some(answer)).boxed());
+                        tasks.push(ready(answer));
                     }
                     Dispatched::Task(task) => tasks.push(task),
                     Dispatched::Nothing => {}
@@ -217,7 +214,7 @@ impl Connection {
         }
         let reply = reply.clone();
         tokio::spawn(async move {
-            let answers: Vec<Outgoing> = futures_util::future::join_all(tasks)
+            let answers: Vec<Outgoing> = combine::join_all(tasks)
                 .await
                 .into_iter()
                 .flatten()
@@ -290,56 +287,51 @@ impl Connection {
                     in_flight.insert(id.clone(), token.clone());
                 }
                 let conn = Arc::clone(self);
-                Dispatched::Task(
-                    async move {
-                        let (v, method, ctx) = admitted;
-                        let server = conn.server.clone();
-                        let work =
-                            AssertUnwindSafe(async { server.handle(v, method, params, ctx).await })
-                                .catch_unwind();
-                        let timeout = server.limits().request_timeout;
-                        let outcome =
-                            match first(token.cancelled(), tokio::time::timeout(timeout, work))
-                                .await
-                            {
-                                First::A(()) => None,
-                                First::B(r) => Some(r),
-                            };
-                        {
-                            // Only this request's entry: a cancelled id may already
-                            // name a new request.
-                            let mut in_flight = lock(&conn.in_flight);
-                            if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
-                                in_flight.remove(&id);
-                            }
+                Dispatched::Task(Box::pin(async move {
+                    let (v, method, ctx) = admitted;
+                    let server = conn.server.clone();
+                    let work = combine::catch_unwind(AssertUnwindSafe(async {
+                        server.handle(v, method, params, ctx).await
+                    }));
+                    let timeout = server.limits().request_timeout;
+                    let outcome =
+                        match first(token.cancelled(), tokio::time::timeout(timeout, work)).await {
+                            First::A(()) => None,
+                            First::B(r) => Some(r),
+                        };
+                    {
+                        // Only this request's entry: a cancelled id may already
+                        // name a new request.
+                        let mut in_flight = lock(&conn.in_flight);
+                        if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
+                            in_flight.remove(&id);
                         }
-                        let outcome = outcome?;
-                        Some(match outcome {
-                            Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
-                            Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
-                            Err(_elapsed) => {
-                                // Dropping the handler's future cancels it; its asks end too.
-                                token.cancel();
-                                tracing::warn!(%method, ?timeout, "handler timed out");
-                                wire::error_response(
-                                    Some(&id),
-                                    &RpcError::internal(format!(
-                                        "Internal error: the handler did not finish within {} ms",
-                                        timeout.as_millis()
-                                    )),
-                                )
-                            }
-                            Ok(Err(_panic)) => {
-                                tracing::error!(%method, "handler panicked");
-                                wire::error_response(
-                                    Some(&id),
-                                    &RpcError::internal("Internal error: the handler panicked"),
-                                )
-                            }
-                        })
                     }
-                    .boxed(),
-                )
+                    let outcome = outcome?;
+                    Some(match outcome {
+                        Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
+                        Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
+                        Err(_elapsed) => {
+                            // Dropping the handler's future cancels it; its asks end too.
+                            token.cancel();
+                            tracing::warn!(%method, ?timeout, "handler timed out");
+                            wire::error_response(
+                                Some(&id),
+                                &RpcError::internal(format!(
+                                    "Internal error: the handler did not finish within {} ms",
+                                    timeout.as_millis()
+                                )),
+                            )
+                        }
+                        Ok(Err(_panic)) => {
+                            tracing::error!(%method, "handler panicked");
+                            wire::error_response(
+                                Some(&id),
+                                &RpcError::internal("Internal error: the handler panicked"),
+                            )
+                        }
+                    })
+                }))
             }
         }
     }
@@ -373,6 +365,11 @@ impl Drop for Connection {
     }
 }
 
+/// A batch member answered at once, as a task like the others.
+fn ready(answer: Outgoing) -> BoxFuture<Option<Outgoing>> {
+    Box::pin(std::future::ready(Some(answer)))
+}
+
 /// What a message became in [`Connection::dispatch`].
 enum Dispatched {
     /// Nothing to answer (a notification, a response).
@@ -381,5 +378,5 @@ enum Dispatched {
     Ready(Outgoing),
     /// The request's handler, to run concurrently; it yields the answer, or nothing if
     /// the request was cancelled.
-    Task(futures_util::future::BoxFuture<'static, Option<Outgoing>>),
+    Task(BoxFuture<Option<Outgoing>>),
 }
