@@ -174,6 +174,12 @@ pub const FLAGS: &[Flag] = &[
         evidence: Evidence::Property("CreateMessageRequest", &["params", "tools"]),
     },
     Flag {
+        name: "tasks",
+        kind: Kind::Bool,
+        doc: "The core protocol has tasks (task-augmented requests, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`); 2026-07-28 moved them to an extension.",
+        evidence: Evidence::Defines("CreateTaskResult"),
+    },
+    Flag {
         name: "result_type",
         kind: Kind::Bool,
         doc: "Results carry `resultType`.",
@@ -196,6 +202,12 @@ pub const FLAGS: &[Flag] = &[
         kind: Kind::ErrorCode,
         doc: "The JSON-RPC error code for an unknown resource on `resources/read`.",
         evidence: Evidence::Spec("server/resources.mdx, \"Error Handling\""),
+    },
+    Flag {
+        name: "sse_polling",
+        kind: Kind::Bool,
+        doc: "Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).",
+        evidence: Evidence::Spec("basic/transports.mdx, \"Sending Messages to the Server\""),
     },
 ];
 

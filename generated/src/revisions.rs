@@ -78,6 +78,8 @@ pub struct Features {
     pub elicitation_complete: bool,
     /// Sampling requests may offer tools (`tools`, `toolChoice`).
     pub sampling_tools: bool,
+    /// The core protocol has tasks (task-augmented requests, `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, `notifications/tasks/status`); 2026-07-28 moved them to an extension.
+    pub tasks: bool,
     /// Results carry `resultType`.
     pub result_type: bool,
     /// List and read results carry `ttlMs` and `cacheScope`.
@@ -86,6 +88,8 @@ pub struct Features {
     pub server_info_in_meta: bool,
     /// The JSON-RPC error code for an unknown resource on `resources/read`.
     pub resource_not_found_code: i64,
+    /// Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).
+    pub sse_polling: bool,
 }
 /// An MCP protocol revision, oldest first.
 ///
@@ -151,10 +155,12 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_03_26 => {
@@ -171,10 +177,12 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_06_18 => {
@@ -191,10 +199,12 @@ impl ProtocolVersion {
                     url_elicitation: false,
                     elicitation_complete: false,
                     sampling_tools: false,
+                    tasks: false,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: false,
                 }
             }
             ProtocolVersion::V2025_11_25 => {
@@ -211,10 +221,12 @@ impl ProtocolVersion {
                     url_elicitation: true,
                     elicitation_complete: true,
                     sampling_tools: true,
+                    tasks: true,
                     result_type: false,
                     cache_hints: false,
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
+                    sse_polling: true,
                 }
             }
             ProtocolVersion::V2026_07_28 => {
@@ -231,10 +243,12 @@ impl ProtocolVersion {
                     url_elicitation: true,
                     elicitation_complete: false,
                     sampling_tools: true,
+                    tasks: false,
                     result_type: true,
                     cache_hints: true,
                     server_info_in_meta: true,
                     resource_not_found_code: -32602,
+                    sse_polling: false,
                 }
             }
         }
@@ -707,6 +721,16 @@ macro_rules! by_revision {
             _ => $other,
         }
     };
+    ($v:expr, where tasks, |$m:ident| $body:expr, else $other:expr) => {
+        match $v {
+            $crate::ProtocolVersion::V2025_11_25 => {
+                use $crate::v2025_11_25 as $m;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
     ($v:expr, where result_type, |$m:ident| $body:expr, else $other:expr) => {
         match $v {
             $crate::ProtocolVersion::V2026_07_28 => {
@@ -731,6 +755,16 @@ macro_rules! by_revision {
         match $v {
             $crate::ProtocolVersion::V2026_07_28 => {
                 use $crate::v2026_07_28 as $m;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+    ($v:expr, where sse_polling, |$m:ident| $body:expr, else $other:expr) => {
+        match $v {
+            $crate::ProtocolVersion::V2025_11_25 => {
+                use $crate::v2025_11_25 as $m;
                 $body
             }
             #[allow(unreachable_patterns)]

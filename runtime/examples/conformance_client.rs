@@ -15,7 +15,8 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::{Client, ClientError};
+use mcp_runtime::client::auth::{exchange_for_id_jag, ClientCredentials, SigningKey};
+use mcp_runtime::client::{Client, ClientError, OAuth};
 use mcp_runtime::model::{Elicitation, Implementation, Root, SampledMessage};
 use mcp_runtime::{Era, ProtocolVersion, VersionSet};
 use serde_json::{json, Map, Value};
@@ -60,7 +61,62 @@ fn versions() -> VersionSet {
     }
 }
 
-async fn connect(url: &str) -> Result<Client, ClientError> {
+/// The client ID metadata document URL the suite's authorization servers accept as is
+/// (`auth/basic-cimd`).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth as the scenario asks: pre-registered credentials when its context has them
+/// (`auth/pre-registration`), the client credentials grant for the
+/// `auth/client-credentials-*` scenarios, the JWT bearer grant for `auth/wif-jwt-bearer` and
+/// (with an ID-JAG) `auth/enterprise-managed-authorization`,
+/// else dynamic registration or the metadata
+/// document URL; the default headless user agent plays the browser.
+fn oauth(scenario: &str, context: &Value) -> OAuth {
+    let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let key = match (text("private_key_pem"), text("signing_algorithm")) {
+        (Some(pem), Some(alg)) => match SigningKey::from_pem(&pem, &alg) {
+            Ok(key) => Some(key),
+            Err(e) => {
+                eprintln!("{scenario}: the context's key: {e}");
+                None
+            }
+        },
+        _ => None,
+    };
+    let credentials = text("client_id").map(|id| match (text("client_secret"), key) {
+        (Some(secret), _) => ClientCredentials::confidential(id, secret),
+        (None, Some(key)) => ClientCredentials::with_signing_key(id, key),
+        (None, None) => ClientCredentials::public(id),
+    });
+    match credentials {
+        Some(c) if scenario.starts_with("auth/client-credentials") => OAuth::client_credentials(c),
+        // Workload identity federation: the workload's JWT, as the platform gave it.
+        Some(c) if scenario == "auth/wif-jwt-bearer" => {
+            let jwt = text("valid_jwt").unwrap_or_default();
+            OAuth::jwt_bearer(c, move |_| {
+                let jwt = jwt.clone();
+                async move { Ok(jwt) }
+            })
+        }
+        // Enterprise-managed authorization: the user's ID token exchanged at the
+        // identity provider for an ID-JAG, presented to the authorization server.
+        Some(c) if scenario == "auth/enterprise-managed-authorization" => {
+            let idp = (
+                text("idp_token_endpoint").unwrap_or_default(),
+                text("idp_client_id").unwrap_or_default(),
+                text("idp_id_token").unwrap_or_default(),
+            );
+            OAuth::jwt_bearer(c, move |request| {
+                let (endpoint, client, id_token) = idp.clone();
+                async move { exchange_for_id_jag(&endpoint, &client, None, &id_token, &request).await }
+            })
+        }
+        Some(c) => OAuth::new().client(c),
+        None => OAuth::new().client_metadata_url(CLIENT_METADATA_URL),
+    }
+}
+
+async fn connect(url: &str, scenario: &str, context: &Value) -> Result<Client, ClientError> {
     Client::builder(Implementation::new(
         "mcp-runtime-conformance-client",
         env!("CARGO_PKG_VERSION"),
@@ -96,12 +152,13 @@ async fn connect(url: &str) -> Result<Client, ClientError> {
         Ok(Elicitation::Accept(content))
     })
     .roots(vec![Root::new("file:///conformance").name("conformance")])
+    .oauth(oauth(scenario, context))
     .connect_url(url)
     .await
 }
 
 async fn run(scenario: &str, url: &str, context: &Value) -> Outcome {
-    let client = connect(url).await?;
+    let client = connect(url, scenario, context).await?;
     let outcome = scenario_steps(&client, scenario, context).await;
     client.close().await;
     outcome

@@ -19,9 +19,13 @@ use mcp_runtime::model::{
     Tool, ToolAnnotations, ToolResult,
 };
 use mcp_runtime::model::{Elicitation, SamplingRequest};
-use mcp_runtime::transport::http::HttpConfig;
+use mcp_runtime::transport::http::{HttpConfig, SsePolling};
 use mcp_runtime::{Ask, AskError, AskErrorKind, RpcError, Server, ServerEvent, ToolError};
 use serde_json::{json, Value};
+
+#[path = "conformance/tasks.rs"]
+mod tasks;
+use tasks::TasksFixture;
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
@@ -325,6 +329,7 @@ pub fn conformance_builder() -> mcp_runtime::ServerBuilder {
             tool_with_args("test_header_param", "Header parameter", "Echoes a parameter the client mirrors into a header", json!({"region": {"type": "string", "x-mcp-header": "Region"}}), &[]),
             |args, _| async move { ok(ToolResult::text(format!("region={}", args.get("region").and_then(Value::as_str).unwrap_or("none")))) },
         )
+        .tasks_fixture()
         .resource(resource("test://static-text", "static-text", "text/plain", 48), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "This is the content of the static text resource.")])
         })
@@ -390,6 +395,31 @@ fn with_echo(builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder 
     })
 }
 
+/// How long a polled SSE stream of a 2025-11-25 session holds its connection over HTTP
+/// (`server-sse-polling`): the server closes it then, and the client reconnects with
+/// `Last-Event-ID` after the `retry` of [`POLL_RETRY`].
+const POLL_CONNECTION: Duration = Duration::from_millis(1000);
+const POLL_RETRY: Duration = Duration::from_millis(500);
+
+/// `test_reconnection` (`server-sse-polling`, HTTP only): answers after one and a half
+/// connection times, so that its POST stream's connection is closed after the priming
+/// event, without the answer, and the answer reaches the client on its first
+/// reconnection (held for another connection time).
+fn with_reconnection(builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+    let tool = Tool::new(
+        "test_reconnection",
+        "Answers after the server closed the connection of its SSE stream (SSE polling)",
+    )
+    .title("Reconnection")
+    .input_schema(json!({"type": "object", "properties": {}}));
+    builder.tool(tool, |_, _| async move {
+        tokio::time::sleep(POLL_CONNECTION + POLL_CONNECTION / 2).await;
+        Ok::<_, ToolError>(ToolResult::text(
+            "Reconnected: the answer came after the reconnection",
+        ))
+    })
+}
+
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
 async fn terminated() {
     #[cfg(unix)]
@@ -437,6 +467,9 @@ async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> st
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
     let mut config = HttpConfig::default();
+    // SSE polling for 2025-11-25 sessions (older ones never see it), as
+    // `server-sse-polling` expects: priming events, `retry`, closed connections.
+    config.sse_polling = Some(SsePolling::new(POLL_RETRY).close_after(POLL_CONNECTION));
     if let Some(issuer) = issuer {
         match resource_server(&url, issuer).await {
             Ok(rs) => config.authorization = Some(std::sync::Arc::new(rs)),
@@ -459,7 +492,7 @@ async fn serve_http(addr: &str, issuer: Option<&str>, redis: Option<&str>) -> st
     }
     eprintln!("listening on {url}");
     mcp_runtime::transport::http::serve_listener_with_shutdown(
-        with_echo(with_state_keys(conformance_builder())).build(),
+        with_reconnection(with_echo(with_state_keys(conformance_builder()))).build(),
         listener,
         config,
         terminated(),

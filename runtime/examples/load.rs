@@ -28,9 +28,9 @@
 mod frames;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../tests/kit/patience.rs"]
-mod patience;
+pub(crate) mod patience;
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,10 @@ pub struct Report {
     pub answered: u64,
     /// Error answers, HTTP failures and timeouts.
     pub errors: u64,
+    /// Of those, the ones of calls (the rest: handshakes, streams, other requests).
+    pub call_errors: u64,
+    /// Answers 503 (the shared session store unavailable), calls or not.
+    pub unavailable: u64,
     /// Calls that never got an answer.
     pub lost: u64,
     /// Answers to a call that was already answered.
@@ -70,6 +74,23 @@ pub struct Report {
     pub notifications: u64,
     /// Notifications received that belonged to another client or request.
     pub foreign: u64,
+    /// GET streams cut (their replica died) and resumed through another replica
+    /// (`examples/replica_load.rs`).
+    pub resumed: u64,
+    /// Resource updates announced while a client's cut GET stream was not open anywhere
+    /// (notifications are not queued for a session without a GET stream).
+    pub missed_while_cut: u64,
+    /// Resource updates that never reached a GET stream that was not cut.
+    pub updates_missed: u64,
+    /// Clients whose last call was answered, with their own data.
+    pub last_ok: u64,
+    /// HTTP+SSE sessions opened again after their stream was cut (their replica died).
+    pub reopened: u64,
+    /// POST answers (SSE) cut before their answer and resumed with `Last-Event-ID`.
+    pub answers_resumed: u64,
+    /// Answers and notifications of HTTP+SSE calls whose POST had failed (the replica
+    /// that took it died before its 202), arriving later on their own stream.
+    pub late: u64,
     /// Wall time of the whole run.
     pub elapsed: Duration,
     /// Peak resident memory of this process (server and clients), KiB, if known.
@@ -91,6 +112,7 @@ impl Report {
             && self.duplicated == 0
             && self.misrouted == 0
             && self.foreign == 0
+            && self.updates_missed == 0
             && self.answered == self.calls
             && self.notifications == self.notifications_expected
     }
@@ -112,13 +134,19 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "answered: {}, errors: {}, lost: {}, duplicated: {}, misrouted: {}",
-            self.answered, self.errors, self.lost, self.duplicated, self.misrouted
+            "answered: {}, errors: {} ({} of calls, {} answers 503), lost: {}, duplicated: {}, misrouted: {}",
+            self.answered,
+            self.errors,
+            self.call_errors,
+            self.unavailable,
+            self.lost,
+            self.duplicated,
+            self.misrouted
         )?;
         write!(
             f,
-            "notifications: {} of {} expected, foreign: {}",
-            self.notifications, self.notifications_expected, self.foreign
+            "notifications: {} of {} expected, foreign: {}, resource updates missed: {}",
+            self.notifications, self.notifications_expected, self.foreign, self.updates_missed
         )?;
         if let Some(kib) = self.peak_rss_kib {
             write!(f, "\npeak RSS (server and clients): {} MiB", kib / 1024)?;
@@ -129,6 +157,15 @@ impl std::fmt::Display for Report {
         if let Some((before, after)) = self.fds_after {
             write!(f, " ({before} before the run, {after} after it)")?;
         }
+        if self.resumed + self.missed_while_cut + self.reopened + self.answers_resumed > 0 {
+            write!(
+                f,
+                "\nafter a cut: POST answers resumed {}, GET streams resumed {} (resource \
+                 updates missed {}), HTTP+SSE sessions opened again {}, late messages of \
+                 failed HTTP+SSE POSTs {}",
+                self.answers_resumed, self.resumed, self.missed_while_cut, self.reopened, self.late
+            )?;
+        }
         if let Some(p) = &self.first_problem {
             write!(f, "\nfirst problem: {p}")?;
         }
@@ -138,17 +175,28 @@ impl std::fmt::Display for Report {
 
 /// Counters shared by the client tasks.
 #[derive(Default)]
-struct Tally {
+pub struct Tally {
     calls: AtomicU64,
     messages: AtomicU64,
     answered: AtomicU64,
     errors: AtomicU64,
+    call_errors: AtomicU64,
+    unavailable: AtomicU64,
     lost: AtomicU64,
     duplicated: AtomicU64,
     misrouted: AtomicU64,
     notifications_expected: AtomicU64,
     notifications: AtomicU64,
     foreign: AtomicU64,
+    resumed: AtomicU64,
+    missed_while_cut: AtomicU64,
+    updates_missed: AtomicU64,
+    last_ok: AtomicU64,
+    reopened: AtomicU64,
+    answers_resumed: AtomicU64,
+    late: AtomicU64,
+    /// Clients past their handshake (sessions open), calling.
+    started: AtomicU64,
     peak_fds: AtomicU64,
     first_problem: Mutex<Option<String>>,
 }
@@ -160,6 +208,10 @@ impl Tally {
 
     fn problem(&self, counter: &AtomicU64, what: String) {
         Tally::add(counter, 1);
+        // MCP_LOAD_VERBOSE=1: every problem, not only the first.
+        if std::env::var_os("MCP_LOAD_VERBOSE").is_some() {
+            eprintln!("problem: {what}");
+        }
         let mut first = self
             .first_problem
             .lock()
@@ -167,7 +219,40 @@ impl Tally {
         first.get_or_insert(what);
     }
 
-    fn report(&self, transport: &'static str, clients: usize, elapsed: Duration) -> Report {
+    /// A failed request: silence (no answer within the patience) counts as lost, anything
+    /// else (an error status, a cut connection) as an error.
+    fn failed(&self, what: String) {
+        let counter = match what.contains("silence") {
+            true => &self.lost,
+            false => &self.errors,
+        };
+        self.problem(counter, what);
+    }
+
+    /// A call that failed: counted as a call, and as silence (lost) or an error (with the
+    /// HTTP status it got, if any: 503 is the store being unavailable).
+    fn call_failed(&self, what: String, status: Option<u16>) {
+        Tally::add(&self.calls, 1);
+        if status == Some(503) {
+            Tally::add(&self.unavailable, 1);
+        }
+        if !what.contains("silence") {
+            Tally::add(&self.call_errors, 1);
+        }
+        self.failed(what);
+    }
+
+    /// Calls answered so far, with their own data.
+    pub fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Clients past their handshake so far.
+    pub fn started(&self) -> u64 {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    pub fn report(&self, transport: &'static str, clients: usize, elapsed: Duration) -> Report {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Report {
             transport,
@@ -176,12 +261,21 @@ impl Tally {
             messages: get(&self.messages),
             answered: get(&self.answered),
             errors: get(&self.errors),
+            call_errors: get(&self.call_errors),
+            unavailable: get(&self.unavailable),
             lost: get(&self.lost),
             duplicated: get(&self.duplicated),
             misrouted: get(&self.misrouted),
             notifications_expected: get(&self.notifications_expected),
             notifications: get(&self.notifications),
             foreign: get(&self.foreign),
+            resumed: get(&self.resumed),
+            missed_while_cut: get(&self.missed_while_cut),
+            updates_missed: get(&self.updates_missed),
+            last_ok: get(&self.last_ok),
+            reopened: get(&self.reopened),
+            answers_resumed: get(&self.answers_resumed),
+            late: get(&self.late),
             peak_fds: get(&self.peak_fds),
             fds_after: None,
             elapsed,
@@ -293,13 +387,27 @@ struct Expect<'a> {
     version: &'a str,
     /// The progress token sent, if the call asked for notifications.
     token: Option<&'a str>,
+    /// The client's last call (its success shows the client's session went on to the end).
+    last: bool,
 }
 
 /// Checks the messages that one call produced (its notifications, then its answer).
 fn check_call(tally: &Tally, expect: &Expect<'_>, messages: &[Value]) {
     Tally::add(&tally.calls, 1);
+    // A call that failed (its replica died) owes no notifications: only those it got
+    // count, and must be its own.
+    let failed = messages
+        .iter()
+        .any(|m| m.get("method").is_none() && m.get("error").is_some());
     if expect.token.is_some() {
-        Tally::add(&tally.notifications_expected, 2);
+        let owed = match failed {
+            true => messages
+                .iter()
+                .filter(|m| m.get("method").is_some())
+                .count() as u64,
+            false => 2,
+        };
+        Tally::add(&tally.notifications_expected, owed);
     }
     let mut answers = 0;
     for m in messages {
@@ -331,6 +439,7 @@ fn check_answer(tally: &Tally, expect: &Expect<'_>, m: &Value) {
         return;
     }
     if m.get("error").is_some() {
+        Tally::add(&tally.call_errors, 1);
         tally.problem(&tally.errors, format!("{}: {m}", expect.client));
         return;
     }
@@ -346,6 +455,9 @@ fn check_answer(tally: &Tally, expect: &Expect<'_>, m: &Value) {
     });
     if own {
         Tally::add(&tally.answered, 1);
+        if expect.last {
+            Tally::add(&tally.last_ok, 1);
+        }
     } else {
         tally.problem(
             &tally.misrouted,
@@ -402,6 +514,8 @@ struct Posted {
     status: u16,
     session: Option<String>,
     messages: Vec<Value>,
+    /// Times its SSE answer was cut and resumed with `Last-Event-ID`.
+    resumed: u64,
 }
 
 async fn post(
@@ -418,7 +532,14 @@ async fn post(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = req.send().await.map_err(|e| format!("POST {url}: {e}"))?;
+    let silence = |e: &reqwest::Error| match e.is_timeout() {
+        true => "silence: ",
+        false => "",
+    };
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("{}POST {url}: {e}", silence(&e)))?;
     let status = resp.status().as_u16();
     let session = resp
         .headers()
@@ -431,13 +552,75 @@ async fn post(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let text = resp.text().await.map_err(|e| format!("body: {e}"))?;
-    let messages = frames::answer_messages(&content_type, &text)?;
+    if !content_type.starts_with("text/event-stream") {
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("{}body: {e}", silence(&e)))?;
+        let messages = frames::answer_messages(&content_type, &text)?;
+        return Ok(Posted {
+            status,
+            session,
+            messages,
+            resumed: 0,
+        });
+    }
+    let (messages, resumed) = read_answer_stream(http, url, headers, resp).await?;
     Ok(Posted {
         status,
         session,
         messages,
+        resumed,
     })
+}
+
+/// The messages of a POST's SSE answer, and how many times it was resumed. A stream cut
+/// before its answer (its replica died) is resumed with `Last-Event-ID`, as SDK clients
+/// do — through whichever replica takes the GET — and read on until it ends.
+async fn read_answer_stream(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    resp: reqwest::Response,
+) -> Result<(Vec<Value>, u64), String> {
+    let mut messages = Vec::new();
+    let mut events = SseReader::new(resp);
+    let (mut last_id, mut resumes) = (None::<String>, 0u64);
+    loop {
+        while let Some(event) = events.next().await {
+            let event = event?;
+            if event.id.is_some() {
+                last_id.clone_from(&event.id);
+            }
+            if !event.data.is_empty() {
+                messages.push(event.message()?);
+            }
+        }
+        let answered = messages.iter().any(|m| m.get("method").is_none());
+        match events.cut.take() {
+            None => return Ok((messages, resumes)),
+            Some(e) if answered => return Err(format!("body, after the answer: {e}")),
+            Some(e) if e.contains("silence") || resumes == 3 => return Err(format!("body: {e}")),
+            Some(e) => {
+                let Some(last) = &last_id else {
+                    return Err(format!("body, cut before any event: {e}"));
+                };
+                resumes += 1;
+                let mut get = http
+                    .get(url)
+                    .header("accept", "text/event-stream")
+                    .header("last-event-id", last.as_str());
+                for (k, v) in headers {
+                    get = get.header(*k, *v);
+                }
+                let resumed = get.send().await.map_err(|e| format!("resume: {e}"))?;
+                if resumed.status().as_u16() != 200 {
+                    return Err(format!("resume: HTTP {}", resumed.status()));
+                }
+                events = SseReader::new(resumed);
+            }
+        }
+    }
 }
 
 fn call(id: i64, nonce: &str, token: Option<&str>, meta: Option<Value>) -> Value {
@@ -511,9 +694,12 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
     if let Err(e) = post(&http, &url, &h, &initialized).await {
         tally.problem(&tally.errors, format!("{client}: initialized: {e}"));
     }
+    Tally::add(&tally.started, 1);
     // The session's GET stream: resource updates for this client's resource only.
     let own_uri = format!("load://client/{n}");
     let mut listener = None;
+    // Set before the session is ended: the GET stream's end is then expected.
+    let ending = Arc::new(AtomicBool::new(false));
     if get_stream {
         let resp = streams
             .get(&url)
@@ -545,25 +731,66 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                 )
             }
         }
-        let t = Arc::clone(&tally);
-        let uri = own_uri.clone();
-        let who = client.clone();
+        let (t, uri, who) = (Arc::clone(&tally), own_uri.clone(), client.clone());
+        let (streams, url, session, ending) = (
+            streams.clone(),
+            url.clone(),
+            session.clone(),
+            Arc::clone(&ending),
+        );
         listener = Some(tokio::spawn(async move {
-            let mut heard = 0u64;
+            let (mut heard, mut cut) = (0u64, false);
+            let mut last_id: Option<String> = None;
             let mut events = SseReader::new(resp);
-            while let Some(event) = events.next().await {
-                match event.and_then(|e| e.message()) {
-                    Ok(m)
-                        if m["method"] == "notifications/resources/updated"
-                            && m["params"]["uri"] == uri.as_str() =>
-                    {
-                        heard += 1
+            loop {
+                while let Some(event) = events.next().await {
+                    let event = match event {
+                        Ok(event) => event,
+                        Err(e) => {
+                            t.problem(&t.errors, format!("{who}'s GET stream: {e}"));
+                            continue;
+                        }
+                    };
+                    if event.id.is_some() {
+                        last_id.clone_from(&event.id);
                     }
-                    Ok(m) => t.problem(&t.foreign, format!("{who}'s GET stream heard {m}")),
-                    Err(e) => t.problem(&t.errors, format!("{who}'s GET stream: {e}")),
+                    // An event with no data (an SSE priming event) carries no message.
+                    if event.data.is_empty() {
+                        continue;
+                    }
+                    match event.message() {
+                        Ok(m)
+                            if m["method"] == "notifications/resources/updated"
+                                && m["params"]["uri"] == uri.as_str() =>
+                        {
+                            heard += 1
+                        }
+                        Ok(m) => t.problem(&t.foreign, format!("{who}'s GET stream heard {m}")),
+                        Err(e) => t.problem(&t.errors, format!("{who}'s GET stream: {e}")),
+                    }
+                }
+                if ending.load(Ordering::SeqCst) {
+                    break;
+                }
+                // Cut before the session ended (its replica died): resumed, from the last
+                // event seen, on whichever replica takes the new GET.
+                cut = true;
+                let reopened =
+                    reopen_get_stream(&streams, &url, &session, version, last_id.as_deref());
+                match reopened.await {
+                    Ok(resp) => {
+                        Tally::add(&t.resumed, 1);
+                        events = SseReader::new(resp);
+                    }
+                    Err(e) => {
+                        if !ending.load(Ordering::SeqCst) {
+                            t.problem(&t.errors, format!("{who}'s GET stream: {e}"));
+                        }
+                        break;
+                    }
                 }
             }
-            heard
+            (heard, cut)
         }));
     }
     let mut touches = 0u64;
@@ -574,22 +801,26 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
         let token = (k % 2 == 1).then_some(token.as_str());
         Tally::add(&tally.messages, 1);
         match post(&http, &url, &h, &call(id, &nonce, token, None)).await {
-            Ok(p) if p.status == 200 => check_call(
-                &tally,
-                &Expect {
-                    id,
-                    nonce: &nonce,
-                    client: &client,
-                    version,
-                    token,
-                },
-                &p.messages,
-            ),
-            Ok(p) => tally.problem(
-                &tally.errors,
+            Ok(p) if p.status == 200 => {
+                Tally::add(&tally.answers_resumed, p.resumed);
+                check_call(
+                    &tally,
+                    &Expect {
+                        id,
+                        nonce: &nonce,
+                        client: &client,
+                        version,
+                        token,
+                        last: k + 1 == calls,
+                    },
+                    &p.messages,
+                )
+            }
+            Ok(p) => tally.call_failed(
                 format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                Some(p.status),
             ),
-            Err(e) => tally.problem(&tally.errors, format!("{client}: call {id}: {e}")),
+            Err(e) => tally.call_failed(format!("{client}: call {id}: {e}"), None),
         }
         if listener.is_some() && k % 10 == 9 {
             let touch = json!({"jsonrpc": "2.0", "id": -id, "method": "tools/call", "params": {"name": "touch", "arguments": {"uri": own_uri}}});
@@ -602,35 +833,88 @@ async fn streamable_client(setup: Setup, version: &'static str, get_stream: bool
                 {
                     touches += 1
                 }
-                other => tally.problem(
-                    &tally.errors,
-                    format!("{client}: touch: {:?}", other.map(|p| p.messages)),
-                ),
+                other => {
+                    if other.as_ref().is_ok_and(|p| p.status == 503) {
+                        Tally::add(&tally.unavailable, 1);
+                    }
+                    tally.problem(
+                        &tally.errors,
+                        format!("{client}: touch: {:?}", other.map(|p| p.messages)),
+                    )
+                }
             }
         }
     }
     if let Some(listener) = listener {
         // Updates travel asynchronously: wait for them before ending the session.
         tokio::time::sleep(Duration::from_millis(200)).await;
+        ending.store(true, Ordering::SeqCst);
         end_session(&tally, &http, &url, &session).await;
-        Tally::add(&tally.notifications_expected, touches);
         match tokio::time::timeout(patience::patience(), listener).await {
-            Ok(Ok(heard)) => {
+            Ok(Ok((heard, cut))) => {
                 Tally::add(&tally.notifications, heard.min(touches));
-                if heard < touches {
+                // Missing updates are counted apart (never as heard, nor as owed).
+                let missed = touches.saturating_sub(heard);
+                Tally::add(&tally.notifications_expected, touches - missed);
+                if heard > touches {
                     tally.problem(
-                        &tally.lost,
+                        &tally.duplicated,
+                        format!("{client}: {heard} resource updates for {touches} touches"),
+                    );
+                } else if missed > 0 && cut {
+                    // Announced while its GET stream was open nowhere: not delivered, and
+                    // not stored for a resume either.
+                    Tally::add(&tally.missed_while_cut, missed);
+                } else if missed > 0 {
+                    Tally::add(&tally.updates_missed, missed - 1);
+                    tally.problem(
+                        &tally.updates_missed,
                         format!("{client}: {heard} of {touches} resource updates"),
                     );
                 }
             }
-            _ => tally.problem(
-                &tally.errors,
-                format!("{client}: the GET stream did not end"),
-            ),
+            _ => {
+                Tally::add(&tally.notifications_expected, touches);
+                tally.problem(
+                    &tally.errors,
+                    format!("{client}: the GET stream did not end"),
+                )
+            }
         }
     } else {
         end_session(&tally, &http, &url, &session).await;
+    }
+}
+
+/// A session's GET stream opened again after a cut, resuming after `last_id` if any event
+/// was seen; retried (a replica may be refusing connections) within the patience.
+async fn reopen_get_stream(
+    streams: &reqwest::Client,
+    url: &str,
+    session: &str,
+    version: &str,
+    last_id: Option<&str>,
+) -> Result<reqwest::Response, String> {
+    let started = Instant::now();
+    loop {
+        let mut req = streams
+            .get(url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", version);
+        if let Some(id) = last_id {
+            req = req.header("last-event-id", id);
+        }
+        let status = match req.send().await {
+            Ok(r) if r.status().as_u16() == 200 => return Ok(r),
+            Ok(r) if r.status().as_u16() == 404 => return Err("the session ended".into()),
+            Ok(r) => r.status().to_string(),
+            Err(e) => e.to_string(),
+        };
+        if started.elapsed() > patience::patience() {
+            return Err(format!("not reopened within the patience: {status}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -673,6 +957,7 @@ async fn stateless_client(setup: Setup) {
         ("mcp-method", "tools/call"),
         ("mcp-name", "echo"),
     ];
+    Tally::add(&tally.started, 1);
     for k in 0..calls {
         let id = 10 + k as i64;
         let nonce = nonces.next();
@@ -695,14 +980,15 @@ async fn stateless_client(setup: Setup) {
                     client: &client,
                     version: MODERN,
                     token,
+                    last: k + 1 == calls,
                 },
                 &p.messages,
             ),
-            Ok(p) => tally.problem(
-                &tally.errors,
+            Ok(p) => tally.call_failed(
                 format!("{client}: call {id}: HTTP {} {:?}", p.status, p.messages),
+                Some(p.status),
             ),
-            Err(e) => tally.problem(&tally.errors, format!("{client}: call {id}: {e}")),
+            Err(e) => tally.call_failed(format!("{client}: call {id}: {e}"), None),
         }
     }
 }
@@ -711,6 +997,8 @@ async fn stateless_client(setup: Setup) {
 struct SseReader {
     body: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     parser: frames::SseParser,
+    /// Why the stream ended, if it was cut (or timed out: "silence") rather than ended.
+    cut: Option<String>,
 }
 
 impl SseReader {
@@ -718,17 +1006,24 @@ impl SseReader {
         SseReader {
             body: resp.bytes_stream().boxed(),
             parser: frames::SseParser::default(),
+            cut: None,
         }
     }
 
-    /// The next event, or `None` when the stream ends (or is cut).
+    /// The next event, or `None` when the stream ends (or is cut: see `cut`).
     async fn next(&mut self) -> Option<Result<frames::SseEvent, String>> {
         loop {
             if let Some(event) = self.parser.next_event() {
                 return Some(event);
             }
-            let chunk = self.body.next().await?.ok()?;
-            self.parser.push(&chunk);
+            match self.body.next().await? {
+                Ok(chunk) => self.parser.push(&chunk),
+                Err(e) => {
+                    let silence = if e.is_timeout() { "silence: " } else { "" };
+                    self.cut = Some(format!("{silence}{e}"));
+                    return None;
+                }
+            }
         }
     }
 
@@ -738,7 +1033,7 @@ impl SseReader {
         loop {
             let event = tokio::time::timeout(patience::patience(), self.next())
                 .await
-                .map_err(|_| format!("no event within {:?}", patience::patience()))?
+                .map_err(|_| format!("silence: no event within {:?}", patience::patience()))?
                 .ok_or("the stream ended")??;
             let m = event.message()?;
             let answer = m.get("method").is_none();
@@ -752,7 +1047,86 @@ impl SseReader {
     }
 }
 
-/// A 2024-11-05 client of the HTTP+SSE transport (`GET /sse`, `POST /messages`).
+/// An HTTP+SSE connection: its stream, and the URL its messages are POSTed to.
+struct SseConnection {
+    events: SseReader,
+    endpoint: String,
+}
+
+/// `GET /sse` and the 2024-11-05 handshake over it, or why not.
+async fn sse_connect(
+    tally: &Tally,
+    http: &reqwest::Client,
+    streams: &reqwest::Client,
+    base: &str,
+    client: &str,
+) -> Result<SseConnection, String> {
+    Tally::add(&tally.messages, 1);
+    let resp = match streams
+        .get(format!("{base}/sse"))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+    {
+        Ok(r) if r.status().as_u16() == 200 => r,
+        other => {
+            return Err(format!(
+                "{client}: GET /sse: {:?}",
+                other.map(|r| r.status())
+            ))
+        }
+    };
+    let mut events = SseReader::new(resp);
+    let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
+        Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
+        other => return Err(format!("{client}: no endpoint: {other:?}")),
+    };
+    Tally::add(&tally.messages, 2);
+    let sent = sse_send(http, &endpoint, initialize(client, "2024-11-05")).await;
+    if sent != Some(202) {
+        return Err(format!("{client}: initialize over /sse: {sent:?}"));
+    }
+    if let Err(e) = events.until_answer(0).await {
+        return Err(format!("{client}: initialize over /sse: {e}"));
+    }
+    let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
+    sse_send(http, &endpoint, initialized).await;
+    Ok(SseConnection { events, endpoint })
+}
+
+/// [`sse_connect`] again after a stream was cut, as a client would: retried (the server
+/// may answer 503 for a moment) within the patience.
+async fn sse_reconnect(
+    tally: &Tally,
+    http: &reqwest::Client,
+    streams: &reqwest::Client,
+    base: &str,
+    client: &str,
+) -> Result<SseConnection, String> {
+    let started = Instant::now();
+    loop {
+        match sse_connect(tally, http, streams, base, client).await {
+            Ok(conn) => return Ok(conn),
+            Err(e) if started.elapsed() > patience::patience() => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// POSTs one message to an HTTP+SSE endpoint: its status, if it got one.
+async fn sse_send(http: &reqwest::Client, endpoint: &str, body: Value) -> Option<u16> {
+    http.post(endpoint)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .ok()
+        .map(|r| r.status().as_u16())
+}
+
+/// A 2024-11-05 client of the HTTP+SSE transport (`GET /sse`, `POST /messages`). If its
+/// stream is cut (its replica died: an HTTP+SSE session cannot be resumed), the call it
+/// waited for fails and it connects again, as a client would, for the rest of its calls.
 async fn sse_client(setup: Setup) {
     let Setup {
         tally,
@@ -764,66 +1138,49 @@ async fn sse_client(setup: Setup) {
     } = setup;
     let client = format!("c{n}");
     let mut nonces = Nonces(0x6a09_e667_f3bc_c909 ^ (n as u64 + 1));
-    Tally::add(&tally.messages, 1);
-    let resp = match streams
-        .get(format!("{base}/sse"))
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-    {
-        Ok(r) if r.status().as_u16() == 200 => r,
-        other => {
-            return tally.problem(
-                &tally.errors,
-                format!("{client}: GET /sse: {:?}", other.map(|r| r.status())),
-            )
-        }
+    let mut conn = match sse_connect(&tally, &http, &streams, &base, &client).await {
+        Ok(conn) => conn,
+        Err(e) => return tally.problem(&tally.errors, e),
     };
-    let mut events = SseReader::new(resp);
-    let endpoint = match tokio::time::timeout(patience::patience(), events.next()).await {
-        Ok(Some(Ok(e))) if e.kind == "endpoint" => format!("{base}{}", e.data),
-        other => return tally.problem(&tally.errors, format!("{client}: no endpoint: {other:?}")),
-    };
-    let send = |body: Value| {
-        let http = http.clone();
-        let endpoint = endpoint.clone();
-        async move {
-            http.post(&endpoint)
-                .header("content-type", "application/json")
-                .body(body.to_string())
-                .send()
-                .await
-                .ok()
-                .map(|r| r.status().as_u16())
-        }
-    };
-    Tally::add(&tally.messages, 2);
-    if send(initialize(&client, "2024-11-05")).await != Some(202) {
-        return tally.problem(&tally.errors, format!("{client}: initialize over /sse"));
-    }
-    if let Err(e) = events.until_answer(0).await {
-        return tally.problem(
-            &tally.errors,
-            format!("{client}: initialize over /sse: {e}"),
-        );
-    }
-    let initialized: Value = serde_json::from_str(INITIALIZED).unwrap_or_default();
-    send(initialized).await;
+    Tally::add(&tally.started, 1);
+    // The calls whose POST failed on this stream: the message may still have reached the
+    // session (the replica that took it died before saying 202), so its answer and
+    // notifications may come later on the stream — late, but its own.
+    let mut failed: Vec<(i64, String, String)> = Vec::new();
     for k in 0..calls {
         let id = 10 + k as i64;
         let nonce = nonces.next();
         let token = format!("{client}-{k}");
         let token = (k % 2 == 1).then_some(token.as_str());
         Tally::add(&tally.messages, 1);
-        if send(call(id, &nonce, token, None)).await != Some(202) {
-            tally.problem(&tally.errors, format!("{client}: POST /messages"));
-            continue;
-        }
-        let messages = match events.until_answer(id).await {
-            Ok(messages) => messages,
+        let sent = sse_send(&http, &conn.endpoint, call(id, &nonce, token, None)).await;
+        let refused = sent.filter(|status| *status != 202);
+        let outcome = match sent {
+            Some(202) => conn.events.until_answer(id).await,
+            other => Err(format!("POST /messages: {other:?}")),
+        };
+        let messages = match outcome {
+            Ok(mut messages) => {
+                let before = messages.len();
+                messages.retain(|m| !failed.iter().any(|f| belongs_to(m, f)));
+                Tally::add(&tally.late, (before - messages.len()) as u64);
+                messages
+            }
             Err(e) => {
-                tally.problem(&tally.errors, format!("{client}: call {id}: {e}"));
-                Vec::new()
+                tally.call_failed(format!("{client}: call {id}: {e}"), refused);
+                failed.push((id, nonce.clone(), format!("{client}-{k}")));
+                // Its stream cut, or its session ended (404): a new connection.
+                if e.contains("the stream ended") || refused == Some(404) {
+                    failed.clear();
+                    match sse_reconnect(&tally, &http, &streams, &base, &client).await {
+                        Ok(again) => {
+                            Tally::add(&tally.reopened, 1);
+                            conn = again;
+                        }
+                        Err(e) => return tally.problem(&tally.errors, e),
+                    }
+                }
+                continue;
             }
         };
         check_call(
@@ -834,9 +1191,21 @@ async fn sse_client(setup: Setup) {
                 client: &client,
                 version: "2024-11-05",
                 token,
+                last: k + 1 == calls,
             },
             &messages,
         );
+    }
+}
+
+/// Whether message `m` is the answer or a notification of the call `(id, nonce, token)`.
+fn belongs_to(m: &Value, (id, nonce, token): &(i64, String, String)) -> bool {
+    match m.get("method") {
+        None => m.get("id") == Some(&json!(id)),
+        Some(_) => {
+            m["params"]["progressToken"] == token.as_str()
+                || m["params"]["data"]["nonce"] == nonce.as_str()
+        }
     }
 }
 
@@ -874,6 +1243,30 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         listener,
         config,
     ));
+    let tally = Arc::new(Tally::default());
+    let fds_before = open_fds();
+    let fds = watch_fds(&tally);
+    let elapsed = drive(&tally, &base, clients, calls).await;
+    fds.abort();
+    let mut fds_after = open_fds();
+    for _ in 0..50 {
+        if fds_after <= fds_before + 8 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        fds_after = open_fds();
+    }
+    server.abort();
+    let mut report = tally.report("http", clients, elapsed);
+    report.fds_after = Some((fds_before, fds_after));
+    report
+}
+
+/// `clients` concurrent HTTP clients of the mix [`kind_of`] makes, `calls` calls each,
+/// against the server at `base` (`http://HOST:PORT`: one server, or a front before
+/// replicas), counted in `tally`; the time they took. The clients' connections are
+/// closed when it returns.
+pub async fn drive(tally: &Arc<Tally>, base: &str, clients: usize, calls: usize) -> Duration {
     let http = reqwest::Client::builder()
         .timeout(patience::patience())
         .tcp_nodelay(true)
@@ -885,17 +1278,14 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
         .tcp_nodelay(true)
         .build()
         .unwrap_or_default();
-    let tally = Arc::new(Tally::default());
-    let fds_before = open_fds();
-    let fds = watch_fds(&tally);
     let start = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|n| {
             let setup = Setup {
-                tally: Arc::clone(&tally),
+                tally: Arc::clone(tally),
                 http: http.clone(),
                 streams: streams.clone(),
-                base: base.clone(),
+                base: base.to_owned(),
                 n,
                 calls,
             };
@@ -913,22 +1303,7 @@ pub async fn http_load(clients: usize, calls: usize) -> Report {
             tally.problem(&tally.errors, format!("client task: {e}"));
         }
     }
-    let elapsed = start.elapsed();
-    fds.abort();
-    // The clients close their pooled connections; the server must close its ends.
-    drop((http, streams));
-    let mut fds_after = open_fds();
-    for _ in 0..50 {
-        if fds_after <= fds_before + 8 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        fds_after = open_fds();
-    }
-    server.abort();
-    let mut report = tally.report("http", clients, elapsed);
-    report.fds_after = Some((fds_before, fds_after));
-    report
+    start.elapsed()
 }
 
 // ───────────────────────────── stdio ─────────────────────────────

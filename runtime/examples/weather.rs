@@ -1,11 +1,14 @@
 //! A small server to copy from: a typed tool with a structured output, a plain tool, a
-//! resource template and a prompt, written once and served to clients of every revision.
+//! slow tool that runs as a task, a resource template and a prompt, written once and
+//! served to clients of every revision.
 //!
 //! `cargo run -p mcp-runtime --example weather` serves one client on stdio;
 //! `… -- --http 127.0.0.1:3000` serves `http://127.0.0.1:3000/mcp` (and `/sse` for
 //! 2024-11-05 clients).
 
-use mcp_runtime::model::{Implementation, Prompt, ResourceTemplate, Tool};
+use std::time::Duration;
+
+use mcp_runtime::model::{Implementation, Prompt, ResourceTemplate, TaskSupport, Tool};
 use mcp_runtime::transport::{self, Transport};
 use mcp_runtime::Server;
 
@@ -16,6 +19,15 @@ struct ForecastRequest {
     city: String,
     /// How many days ahead (default 1).
     days: Option<u8>,
+}
+
+/// What `climate_report` takes.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ReportRequest {
+    /// The city.
+    city: String,
+    /// How many years of records to go through (default 3).
+    years: Option<u32>,
 }
 
 /// The variables of `weather://{city}/today`.
@@ -56,6 +68,27 @@ fn weather_server() -> Server {
                     conditions: "partly cloudy".into(),
                     city: request.city,
                 })
+            },
+        )
+        // Slow: with `task_support`, a client that supports tasks (2025-11-25 `task`, the
+        // 2026-07-28 tasks extension) gets a task at once and fetches the report later;
+        // other clients wait for it as for any call.
+        .typed_tool(
+            Tool::new("climate_report", "A climate report of a city, from years of records")
+                .read_only()
+                .task_support(TaskSupport::Optional),
+            |request: ReportRequest, ctx| async move {
+                let years = request.years.unwrap_or(3);
+                for year in 1..=years {
+                    if ctx.is_cancelled() {
+                        return "cancelled".to_owned(); // tasks/cancel reaches the handler here
+                    }
+                    let done = format!("read {year} of {years} years");
+                    ctx.progress(f64::from(year), Some(f64::from(years)), Some(&done))
+                        .await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                format!("{}: {years} years of mild summers and wet winters", request.city)
             },
         )
         .tool(

@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 /// A boxed future that can move between threads (futures-util's `BoxFuture`).
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Runs every future concurrently and yields their outputs in the order given.
 pub(crate) async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
@@ -114,7 +114,7 @@ mod tests {
         let first = Box::pin(async move {
             rx1.await.ok();
             1
-        }) as super::BoxFuture<i32>;
+        }) as super::BoxFuture<'static, i32>;
         let second = Box::pin(async move {
             tx1.send(()).ok();
             rx2.await.ok();
@@ -136,7 +136,7 @@ mod tests {
         let slow_ok = Box::pin(async {
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok::<u8, &str>(1)
-        }) as super::BoxFuture<Result<u8, &str>>;
+        }) as super::BoxFuture<'static, Result<u8, &str>>;
         let fails = Box::pin(async { Err::<u8, &str>("declined") });
         let answer =
             tokio::time::timeout(Duration::from_secs(5), try_join_all(vec![slow_ok, fails]))

@@ -46,7 +46,8 @@ pub use server::context::Context;
 pub use server::elicit_schema::elicitation_schema;
 pub use server::{
     BoxFuture, CompletionRequest, IntoPromptResult, IntoResourceContents, IntoToolResult, Limits,
-    Server, ServerBuilder, ServerEvent, ToolError,
+    MemoryTaskStore, Server, ServerBuilder, ServerEvent, TaskChange, TaskOptions, TaskRecord,
+    TaskStatus, TaskStore, TaskStoreError, ToolError, TASKS_EXTENSION,
 };
 pub use wire::{ErrorCode, RequestId, RpcError};
 

@@ -267,3 +267,188 @@ async fn this_runtime_s_client_at_every_revision_through_the_bridge() {
         client.close().await;
     }
 }
+
+/// A client of the bridge that answers sampling with `answer: <the question>`.
+fn echoing_client(answer: &'static str) -> mcp_runtime::client::ClientBuilder {
+    Client::builder(Implementation::new("bridge-test", "1.0.0"))
+        .timeout(kit::patience())
+        .on_sampling(move |request| async move {
+            let question = match request.messages.last().map(|m| &m.content) {
+                Some(mcp_runtime::model::SampledContent::Text(t)) => t.clone(),
+                _ => String::new(),
+            };
+            Ok(SampledMessage::assistant_text(
+                "m",
+                format!("{answer}: {question}"),
+            ))
+        })
+}
+
+/// Polls `check` until it holds (each try one round trip through the bridge), within the
+/// kit's patience.
+async fn until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + kit::patience();
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {:?}",
+            kit::patience()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The upstream server adds a tool, a resource, a resource template and a prompt, and
+/// announces the three list changes: the bridge follows each list, and a client of
+/// another revision hears the changes and uses what was added.
+#[tokio::test]
+async fn every_upstream_list_change_is_followed() {
+    let bridge = HttpBridge::start();
+    let client = our_client()
+        .pin(ProtocolVersion::parse("2025-11-25").unwrap())
+        .connect_url(&bridge.url("/mcp"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+    let mut heard = client.notifications();
+    let added = client.call_tool("test_add_items", json!({})).await.unwrap();
+    assert_eq!(first_text(&added), "added");
+    until("the added tool is listed", || async {
+        let tools = client.list_all_tools().await.unwrap();
+        tools.iter().any(|t| t.name == "test_added_tool")
+    })
+    .await;
+    until("the added resource and template are listed", || async {
+        let resources = client.list_all_resources().await.unwrap();
+        let templates = client.list_all_resource_templates().await.unwrap();
+        resources.iter().any(|r| r.uri == "test://added")
+            && templates
+                .iter()
+                .any(|t| t.uri_template == "test://added/{item}")
+    })
+    .await;
+    until("the added prompt is listed", || async {
+        let prompts = client.list_all_prompts().await.unwrap();
+        prompts.iter().any(|p| p.name == "test_added_prompt")
+    })
+    .await;
+    // What the bridge announced downstream, each list at least once.
+    let mut kinds = std::collections::BTreeSet::new();
+    while let Some(n) = heard.try_recv() {
+        kinds.insert(format!("{n:?}"));
+    }
+    for expected in [
+        "ToolsListChanged",
+        "ResourcesListChanged",
+        "PromptsListChanged",
+    ] {
+        assert!(kinds.contains(expected), "{expected} not heard: {kinds:?}");
+    }
+    // And what was added works, forwarded upstream.
+    let called = client
+        .call_tool("test_added_tool", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&called), "added tool");
+    let read = client.read_resource("test://added").await.unwrap();
+    assert!(format!("{read:?}").contains("added resource"), "{read:?}");
+    let read = client.read_resource("test://added/7").await.unwrap();
+    assert!(
+        format!("{read:?}").contains("added template item 7"),
+        "{read:?}"
+    );
+    let prompt = client
+        .get_prompt("test_added_prompt", Vec::<(String, String)>::new())
+        .await
+        .unwrap();
+    assert!(format!("{prompt:?}").contains("added prompt"), "{prompt:?}");
+    client.close().await;
+}
+
+/// Over stdio nothing tells which call an upstream sampling request serves: two asking
+/// calls at once each still reach their own client (the bridge runs them one at a time
+/// upstream), whichever finishes first.
+#[tokio::test]
+async fn concurrent_asking_calls_reach_their_own_clients() {
+    let bridge = HttpBridge::start();
+    let v = ProtocolVersion::parse("2025-06-18").unwrap();
+    let url = bridge.url("/mcp");
+    let alice = echoing_client("alice")
+        .pin(v)
+        .connect_url(&url)
+        .await
+        .unwrap();
+    let bob = echoing_client("bob")
+        .pin(v)
+        .connect_url(&url)
+        .await
+        .unwrap();
+    let ask = |client: &Client, question: &str| {
+        let (client, question) = (client.clone(), question.to_owned());
+        async move {
+            client
+                .call_tool("test_sampling", json!({"prompt": question}))
+                .await
+        }
+    };
+    for round in 0..3 {
+        let (a, b) = tokio::join!(ask(&alice, "Who is Alice?"), ask(&bob, "Who is Bob?"));
+        let (a, b) = (
+            a.unwrap_or_else(|e| panic!("{round}: {e}\nbridge: {}", bridge.log())),
+            b.unwrap_or_else(|e| panic!("{round}: {e}\nbridge: {}", bridge.log())),
+        );
+        assert_eq!(first_text(&a), "LLM response: alice: Who is Alice?");
+        assert_eq!(first_text(&b), "LLM response: bob: Who is Bob?");
+    }
+}
+
+/// A 2026-07-28 client answers each upstream ask in an `input_required` round and
+/// retries: the upstream tool runs once for the whole call (two asks, three rounds),
+/// where a legacy client's call is one run too.
+#[tokio::test]
+async fn a_2026_client_s_rounds_run_the_upstream_tool_once() {
+    let bridge = HttpBridge::start();
+    let modern = echoing_client("modern")
+        .pin(ProtocolVersion::parse("2026-07-28").unwrap())
+        .connect_url(&bridge.url("/mcp"))
+        .await
+        .unwrap();
+    let result = modern
+        .call_tool("test_counted_asks", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+    assert_eq!(
+        first_text(&result),
+        "run 1: modern: First question? | modern: Second question?"
+    );
+    let legacy = echoing_client("legacy")
+        .pin(ProtocolVersion::parse("2025-06-18").unwrap())
+        .connect_url(&bridge.url("/mcp"))
+        .await
+        .unwrap();
+    let result = legacy
+        .call_tool("test_counted_asks", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        first_text(&result),
+        "run 2: legacy: First question? | legacy: Second question?"
+    );
+    // Two modern calls at once, each kept apart.
+    let (a, b) = tokio::join!(
+        modern.call_tool("test_counted_asks", json!({})),
+        modern.call_tool("test_counted_asks", json!({}))
+    );
+    let mut runs: Vec<String> = [a.unwrap(), b.unwrap()].iter().map(first_text).collect();
+    runs.sort();
+    assert_eq!(
+        runs,
+        vec![
+            "run 3: modern: First question? | modern: Second question?",
+            "run 4: modern: First question? | modern: Second question?"
+        ]
+    );
+}

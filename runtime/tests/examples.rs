@@ -30,6 +30,62 @@ fn request(id: i64, method: &str, params: Value) -> Value {
 }
 
 #[tokio::test]
+async fn weather_runs_its_climate_report_as_a_task_for_clients_that_support_tasks() {
+    let mut example = Stdio::spawn_example("weather");
+    let meta = kit::modern_meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    let created = example
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "climate_report", "arguments": {"city": "Oslo", "years": 2}, "_meta": meta}),
+        )
+        .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].clone();
+    let mut id = 1;
+    let done = loop {
+        id += 1;
+        let got = example
+            .request(id, "tasks/get", json!({"taskId": task, "_meta": meta}))
+            .await;
+        if got["result"]["status"] == "completed" {
+            break got;
+        }
+        assert!(id < 400, "the report never completed: {got}");
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    };
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "Oslo: 2 years of mild summers and wet winters"
+    );
+    assert_eq!(done["result"]["statusMessage"], "read 2 of 2 years");
+    example.finish().await;
+
+    // A 2025-06-18 client (no tasks in its revision) waits for the report as before.
+    let legacy = converse(
+        "weather",
+        &[
+            request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            request(
+                2,
+                "tools/call",
+                json!({"name": "climate_report", "arguments": {"city": "Lisbon", "years": 1}, "task": {}}),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        legacy[1]["result"]["content"][0]["text"],
+        "Lisbon: 1 years of mild summers and wet winters"
+    );
+}
+
+#[tokio::test]
 async fn weather_answers_a_2024_11_05_client_in_text_and_a_2026_07_28_client_structured() {
     let legacy = converse(
         "weather",

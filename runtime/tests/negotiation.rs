@@ -208,6 +208,7 @@ fn the_feature_table_matches_the_revisions() {
     assert_eq!(has(|f| f.url_elicitation), vec![V2025_11_25, V2026_07_28]);
     assert_eq!(has(|f| f.result_type), vec![V2026_07_28]);
     assert_eq!(has(|f| f.elicitation_complete), vec![V2025_11_25]);
+    assert_eq!(has(|f| f.tasks), vec![V2025_11_25]);
     assert_eq!(
         has(|f| f.era == mcp_runtime::Era::Legacy),
         vec![V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25]

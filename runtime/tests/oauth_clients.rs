@@ -13,6 +13,11 @@
 //! client); the Python ones of 2024-11-05 (mcp 1.8.1, and 1.7.1 over HTTP+SSE) have no OAuth
 //! client at all (no `mcp/client/auth.py`), so they cannot be driven through it.
 //!
+//! This runtime's own client (`client::OAuth`) goes through the same flow at 2026-07-28, in
+//! a 2025-11-25 session and over HTTP+SSE, and refreshes an expired token; `mcp-bridge
+//! --oauth` authorizes upstream through a browser the test plays, on its loopback redirect
+//! URI.
+//!
 //! Also against the same real server: its tokens for another resource, and its opaque
 //! tokens, refused; its client-credentials token for our resource accepted; and RFC 7662
 //! introspection of its opaque tokens, revocation included.
@@ -471,4 +476,253 @@ fn support_server() -> mcp_runtime::Server {
             Ok(ToolResult::text("ok"))
         })
         .build()
+}
+
+/// Our own client (`Client::builder().oauth(..)`) against the example server protected by
+/// the real authorization server: it is refused, discovers the authorization server from
+/// the 401, registers dynamically, authorizes with code + PKCE (the default headless user
+/// agent plays the browser through oidc-provider's interaction), calls a tool, and a
+/// second connection sharing the token store refreshes the expired token instead of
+/// authorizing again. Once at the newest revision, once pinned to a legacy session, once
+/// over HTTP+SSE.
+#[tokio::test(flavor = "multi_thread")]
+async fn our_client_authorizes_discovers_registers_and_refreshes() {
+    use mcp_runtime::client::auth::{follow_redirects, MemoryTokenStore, TokenStore};
+    use mcp_runtime::client::{Client, OAuth};
+    use mcp_runtime::model::{Content, Implementation};
+    use mcp_runtime::{ProtocolVersion, VersionSet};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let auth = tokio::task::spawn_blocking(AuthServer::start)
+        .await
+        .unwrap();
+    let issuer = auth.issuer.clone();
+    let mcp = tokio::task::spawn_blocking(move || {
+        HttpServer::start_example_with("conformance_server", &["--authorization-server", &issuer])
+    })
+    .await
+    .unwrap();
+    let url = mcp.url("/mcp");
+
+    // Without OAuth the 401 is an authorization error that says what to do.
+    let refused = Client::builder(Implementation::new("no-oauth", "1.0.0"))
+        .connect_url(&url)
+        .await
+        .expect_err("a protected server refuses a client without a token");
+    assert_eq!(
+        refused.kind(),
+        mcp_runtime::client::ClientErrorKind::Unauthorized,
+        "{refused}"
+    );
+    assert!(
+        refused.message().contains("ClientBuilder::oauth"),
+        "{refused}"
+    );
+
+    for (how, versions, path) in [
+        ("newest", VersionSet::ALL, "/mcp"),
+        (
+            "2025-11-25 session",
+            VersionSet::of(&[ProtocolVersion::V2025_11_25]),
+            "/mcp",
+        ),
+        (
+            "HTTP+SSE",
+            VersionSet::of(&[ProtocolVersion::V2024_11_05]),
+            "/sse",
+        ),
+    ] {
+        let store = Arc::new(MemoryTokenStore::default());
+        let authorizations = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let oauth = {
+            let (authorizations, seen) = (Arc::clone(&authorizations), Arc::clone(&seen));
+            OAuth::new()
+                .token_store(store.clone())
+                .user_agent(move |request| {
+                    authorizations.fetch_add(1, Ordering::SeqCst);
+                    seen.lock().unwrap().push(request.url.clone());
+                    follow_redirects(request)
+                })
+        };
+        let context = |what: &str| {
+            format!(
+                "[{how}] {what}\n--- authorization server:\n{}\n--- MCP server:\n{}",
+                auth.log(),
+                mcp.log()
+            )
+        };
+        let connect = |oauth: OAuth| {
+            let builder = Client::builder(Implementation::new("oauth-e2e", "1.0.0"))
+                .versions(versions)
+                .oauth(oauth);
+            let target = mcp.url(path);
+            async move {
+                if path == "/sse" {
+                    builder.connect_sse(&target).await
+                } else {
+                    builder.connect_url(&target).await
+                }
+            }
+        };
+        let client = connect(oauth.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{}", context(&format!("connect: {e}"))));
+        let tools = client.list_all_tools().await.expect("tools/list");
+        assert!(tools.iter().any(|t| t.name == "test_simple_text"));
+        let result = client
+            .call_tool("test_simple_text", serde_json::json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{}", context(&format!("tools/call: {e}"))));
+        assert!(
+            matches!(result.content.first(), Some(Content::Text { text, .. }) if text == "This is a simple text response for testing."),
+            "{result:?}"
+        );
+        client.close().await;
+
+        // One authorization, by the book.
+        assert_eq!(
+            authorizations.load(Ordering::SeqCst),
+            1,
+            "{}",
+            context("authorizations")
+        );
+        let request = reqwest::Url::parse(&seen.lock().unwrap()[0]).unwrap();
+        let param = |name: &str| {
+            request
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        assert!(request.as_str().starts_with(&auth.issuer), "{request}");
+        assert_eq!(param("code_challenge_method").as_deref(), Some("S256"));
+        assert_eq!(param("resource").as_deref(), Some(url.as_str()));
+        assert_eq!(param("response_type").as_deref(), Some("code"));
+        let registered = store.client(&auth.issuer).expect("registered dynamically");
+        assert_eq!(param("client_id"), Some(registered.client_id.clone()));
+        // Kept under the URL the client was given; asked for the resource the server named.
+        let key = mcp.url(path);
+        let tokens = store.tokens(&key).expect("tokens kept for the server");
+        assert_eq!(tokens.resource, url);
+        assert_eq!(tokens.issuer, auth.issuer);
+        // oidc-provider could bind tokens with DPoP, but our server challenges with Bearer
+        // only: a DPoP-bound token would be refused there.
+        assert_eq!(tokens.token_type, "Bearer");
+        let first_access = tokens.access_token.clone();
+        assert!(
+            tokens.refresh_token.is_some(),
+            "{}",
+            context("offline_access was listed: a refresh token")
+        );
+
+        // The token expires: a new connection with the same store refreshes it.
+        let mut expired = tokens.clone();
+        expired.expires_at = Some(std::time::SystemTime::UNIX_EPOCH);
+        store.save_tokens(&key, Some(&expired));
+        let again = connect(oauth)
+            .await
+            .expect("connect with a refreshed token");
+        again
+            .call_tool("test_simple_text", serde_json::json!({}))
+            .await
+            .expect("tools/call with the refreshed token");
+        again.close().await;
+        assert_eq!(
+            authorizations.load(Ordering::SeqCst),
+            1,
+            "{}",
+            context("refreshed, not authorized again")
+        );
+        let refreshed = store.tokens(&key).unwrap();
+        assert_ne!(refreshed.access_token, first_access);
+        assert!(!refreshed.expired());
+        // The server logged no token.
+        assert!(!mcp.log().contains("eyJ"), "{}", mcp.log());
+    }
+}
+
+/// `mcp-bridge --url … --oauth` in front of the protected example server: the bridge
+/// prints the authorization URL and waits on its loopback redirect URI
+/// (`client::auth::wait_for_redirect`); the test plays the user's browser (through
+/// oidc-provider's login and consent, then to the redirect URI); the bridge then serves
+/// the upstream tools on stdio, to our client.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bridge_authorizes_upstream_through_a_browser_on_its_redirect_uri() {
+    use mcp_runtime::client::auth::{follow_redirects, AuthorizationRequest};
+    use mcp_runtime::client::Client;
+    use mcp_runtime::model::Implementation;
+    use tokio::io::AsyncBufReadExt;
+
+    let auth = tokio::task::spawn_blocking(AuthServer::start)
+        .await
+        .unwrap();
+    let issuer = auth.issuer.clone();
+    let mcp = tokio::task::spawn_blocking(move || {
+        HttpServer::start_example_with("conformance_server", &["--authorization-server", &issuer])
+    })
+    .await
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .args([
+            "--url",
+            &mcp.url("/mcp"),
+            "--oauth",
+            "--oauth-redirect",
+            &redirect,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawning mcp-bridge");
+    let mut stderr = tokio::io::BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let bridge_log = Arc::new(Mutex::new(String::new()));
+    let (opened, open) = tokio::sync::oneshot::channel::<String>();
+    {
+        let log = Arc::clone(&bridge_log);
+        tokio::spawn(async move {
+            let mut opened = Some(opened);
+            while let Ok(Some(line)) = stderr.next_line().await {
+                if let Some(url) = line.strip_prefix("mcp-bridge: to authorize upstream, open ") {
+                    if let Some(tx) = opened.take() {
+                        let _ = tx.send(url.to_owned());
+                    }
+                }
+                log.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+    }
+    let url = tokio::time::timeout(Duration::from_secs(30), open)
+        .await
+        .unwrap_or_else(|_| panic!("no URL to open:\n{}", bridge_log.lock().unwrap()))
+        .unwrap();
+    assert!(url.starts_with(&auth.issuer), "{url}");
+    // The browser: the authorization server's pages, then back to the bridge.
+    let back = follow_redirects(AuthorizationRequest::new(url, redirect.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", auth.log()));
+    assert!(back.starts_with(&redirect), "{back}");
+    let page = reqwest::get(&back)
+        .await
+        .expect("the bridge's redirect URI");
+    assert_eq!(page.status(), 200);
+
+    let client = Client::builder(Implementation::new("through-the-bridge", "1.0.0"))
+        .connect_streams(bridge.stdout.take().unwrap(), bridge.stdin.take().unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", bridge_log.lock().unwrap()));
+    let result = client
+        .call_tool("test_simple_text", serde_json::json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", bridge_log.lock().unwrap()));
+    assert!(format!("{result:?}").contains("This is a simple text response for testing."));
+    client.close().await;
+    let _ = bridge.kill().await;
 }

@@ -306,15 +306,15 @@ const OPTIONAL_DISPLAY_FIELDS: &str = "title|icons|description|websiteUrl|annota
 /// The classification, first match wins. Every alternative of every row must be the first
 /// match of at least one entry (no dead or shadowed rows).
 const ROWS: &[Row] = &[
-    // --- Tasks (2025-11-25 experimental, removed 2026-07-28): never offered. -------------
-    row(&[P3, P4], METHODS, "*", "tasks/*|notifications/tasks/*", Top, "*", "not-offered-tasks"),
-    row(&[P3, P4], CAPS, "*", "client.tasks*|server.tasks*", Top, "*", "not-offered-tasks"),
-    row(&[P3, P4], TYPES, "*", "*Task*|ToolExecution", Top, "", "not-offered-tasks"),
-    row(&[P3, P4], TYPES, "*", "ClientCapabilities|ServerCapabilities", F("tasks"), "*", "not-offered-tasks"),
-    row(&[P3, P4], TYPES, "*", "Tool", F("execution"), "*", "not-offered-tasks"),
-    row(&[P3, P4], TYPES, "*", "*Params", F("task"), "TaskMetadata", "not-offered-tasks"),
-    row(&[P3], TYPES, "changed", UNIONS, Top, "+*Task*", "not-offered-tasks"),
-    row(&[P4], TYPES, "changed", "ClientRequest|ServerNotification|ServerResult", Top, "−*Task*", "not-offered-tasks"),
+    // --- Tasks (2025-11-25 experimental, an extension in 2026-07-28): opt-in. ------------
+    row(&[P3, P4], METHODS, "*", "tasks/*|notifications/tasks/*", Top, "*", "tasks-opt-in"),
+    row(&[P3, P4], CAPS, "*", "client.tasks*|server.tasks*", Top, "*", "tasks-opt-in"),
+    row(&[P3, P4], TYPES, "*", "*Task*|ToolExecution", Top, "", "tasks-opt-in"),
+    row(&[P3, P4], TYPES, "*", "ClientCapabilities|ServerCapabilities", F("tasks"), "*", "tasks-opt-in"),
+    row(&[P3, P4], TYPES, "*", "Tool", F("execution"), "*", "tasks-opt-in"),
+    row(&[P3, P4], TYPES, "*", "*Params", F("task"), "TaskMetadata", "tasks-opt-in"),
+    row(&[P3], TYPES, "changed", UNIONS, Top, "+*Task*", "tasks-opt-in"),
+    row(&[P4], TYPES, "changed", "ClientRequest|ServerNotification|ServerResult", Top, "−*Task*", "tasks-opt-in"),
     // --- URL-mode elicitation (2025-11-25): not offered. ---------------------------------
     row(&[P3, P4], METHODS, "*", "notifications/elicitation/complete", Top, "*", "url-elicitation"),
     row(&[P3, P4], CAPS, "*", "client.elicitation.url", Top, "*", "url-elicitation"),
@@ -1041,7 +1041,7 @@ fn test_server() -> Server {
 
 use kit::code;
 
-/// `method-table`, `not-offered-tasks`, `ask-client`, `discover`: what a
+/// `method-table`, `tasks-opt-in`, `ask-client`, `discover`: what a
 /// legacy session admits comes from its revision's generated table.
 #[tokio::test]
 async fn legacy_routing_follows_the_generated_method_table() {
@@ -1055,7 +1055,7 @@ async fn legacy_routing_follows_the_generated_method_table() {
         "sampling/createMessage",
         "elicitation/create",
         "roots/list",
-        // in the table, client-sendable, never offered
+        // in the table, client-sendable, not offered by a server without task tools
         "tasks/get",
         "tasks/list",
     ] {

@@ -4,7 +4,11 @@
 //! others (revision, capabilities, log level), an elicitation is answered through another
 //! replica and its stream resumed with `Last-Event-ID` on a third, a 2026-07-28
 //! `input_required` retry verifies on another replica, `DELETE` ends the session
-//! everywhere, and a Redis that is down gives 503, then recovery.
+//! everywhere, answers and cancellations in a 2025-03-26 batch reach the replica
+//! concerned, HTTP+SSE (2024-11-05) messages POSTed to any replica reach the one holding
+//! the stream, a stream whose replica died ends with an error when resumed elsewhere
+//! (never silence), and a Redis that is down gives 503, then recovery (the replicas'
+//! channel included).
 //!
 //! Needs `redis-server` on the PATH (Debian: `apt-get install redis-server`; `.ci/run`
 //! installs it). Without it the test fails, naming what to install.
@@ -137,6 +141,168 @@ async fn legacy_sessions_continue_on_any_replica_and_end_everywhere() {
 }
 
 #[tokio::test]
+async fn batched_answers_and_cancellations_reach_the_replica_concerned() {
+    let redis = Redis::start();
+    let (_servers, r) = replicas(&redis, 3);
+    // Batches are 2025-03-26's; its server-to-client request here is sampling.
+    let session = r[0].session("2025-03-26", json!({"sampling": {}})).await;
+    let sample = |id: i64| {
+        request(
+            id,
+            "tools/call",
+            json!({"name": "test_sampling", "arguments": {"prompt": "Capital?"}}),
+        )
+    };
+    let mut stream = r[0].post_stream(&sid(&session), &sample(5)).await;
+    let (_, asked) = stream.next_message().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    // The answer, batched with a ping, through replica 1: the ping is answered there, the
+    // answer goes on to replica 0, whose handler finishes.
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": asked["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}},
+        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+    ]);
+    let reply = r[1].post(&sid(&session), &batch).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let answers = reply.messages();
+    let answers = answers[0].as_array().cloned().unwrap_or(answers);
+    assert_eq!(
+        answers.len(),
+        1,
+        "only the ping is answered: {}",
+        reply.body
+    );
+    assert_eq!(answers[0]["id"], 6, "{}", reply.body);
+    let (_, result) = stream.next_message().await;
+    assert_eq!(result["id"], 5, "{result}");
+    assert_eq!(text_of(&result), "LLM response: Paris");
+    // A cancellation in a batch through replica 2 ends the request running on replica 0:
+    // its stream ends with no result.
+    let mut stream = r[0].post_stream(&sid(&session), &sample(7)).await;
+    let (_, asked) = stream.next_message().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "no longer needed"}},
+        {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+    ]);
+    let reply = r[2].post(&sid(&session), &batch).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let rest = tokio::time::timeout(patience(), stream.rest())
+        .await
+        .expect("the cancelled request's stream ends");
+    assert!(
+        rest.iter().all(|m| m.get("result").is_none()),
+        "no result for a cancelled request: {rest:?}"
+    );
+}
+
+#[tokio::test]
+async fn http_sse_messages_reach_the_stream_through_any_replica() {
+    let redis = Redis::start();
+    let (_servers, r) = replicas(&redis, 3);
+    // The stream on replica 0; its messages POSTed to every replica in turn.
+    let mut sse = r[0].sse().await;
+    let endpoint = sse.endpoint.data.clone();
+    let post = |i: usize, body: Value| {
+        let request = r[i]
+            .client()
+            .post(r[i].url(&endpoint))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        async move { request.send().await.unwrap().status() }
+    };
+    let init = request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(post(1, init).await, StatusCode::ACCEPTED);
+    let answer = sse.recv().await;
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2024-11-05",
+        "{answer}"
+    );
+    let initialized = notification("notifications/initialized", None);
+    assert_eq!(post(2, initialized).await, StatusCode::ACCEPTED);
+    // Posted without waiting for answers, through replicas 0, 1, 2, 0, …: each reaches
+    // the session after the ones posted before it (the handshake first), and every
+    // answer comes back on the one stream.
+    for i in 1..=6 {
+        let status = post(i % 3, echo(i as i64, &format!("sse {i}"))).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "call {i}");
+    }
+    let mut answered: Vec<i64> = Vec::new();
+    for _ in 1..=6 {
+        let answer = sse.recv().await;
+        let id = answer["id"].as_i64().unwrap_or_else(|| panic!("{answer}"));
+        assert_eq!(text_of(&answer), format!("sse {id}"), "{answer}");
+        answered.push(id);
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, [1, 2, 3, 4, 5, 6]);
+    // An unknown session is 404 on every replica; so is this one once its stream ends.
+    let unknown = r[1]
+        .client()
+        .post(r[1].url("/messages?sessionId=00000000000000000000000000000000"))
+        .header("content-type", "application/json")
+        .body(echo(9, "x").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    drop(sse);
+    let started = Instant::now();
+    while post(2, echo(10, "after")).await != StatusCode::NOT_FOUND {
+        assert!(
+            started.elapsed() < patience(),
+            "the session outlived its stream"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stream_whose_replica_died_ends_with_an_error_when_resumed_elsewhere() {
+    let redis = Redis::start();
+    let (servers, r) = replicas(&redis, 2);
+    // 2025-06-18: the example polls 2025-11-25 streams (priming events); not this one.
+    let session = r[0].session("2025-06-18", json!({"elicitation": {}})).await;
+    // A request that waits (for an elicitation answer) on replica 1, its stream stored.
+    let call = request(
+        7,
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Who?"}}),
+    );
+    let mut stream = r[1].post_stream(&sid(&session), &call).await;
+    let (event_id, asked) = stream.next_message().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let event_id = event_id.expect("stored events have ids");
+    // Replica 1 dies (SIGKILL: no goodbye); the client resumes on replica 0. Not silence:
+    // once replica 1's heartbeat has lapsed, the stream ends with an error for request 7.
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &servers[1].pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    drop(stream);
+    let mut resumed = r[0].get_stream(&session, Some(&event_id)).await;
+    let rest = tokio::time::timeout(patience(), resumed.rest())
+        .await
+        .expect("the resumed stream ends");
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], 7, "{rest:?}");
+    assert_eq!(rest[0]["error"]["code"], -32603, "{rest:?}");
+    // The session itself goes on, on replica 0.
+    let reply = r[0].post(&sid(&session), &echo(8, "still here")).await;
+    assert_eq!(
+        text_of(&reply.messages()[0]),
+        "still here",
+        "{}",
+        reply.body
+    );
+}
+
+#[tokio::test]
 async fn an_input_required_retry_verifies_on_another_replica() {
     let redis = Redis::start();
     let (_servers, r) = replicas(&redis, 2);
@@ -207,4 +373,42 @@ async fn a_redis_restart_gives_503_then_recovery() {
     r[0].post(&sid(&session), &initialized).await;
     let reply = r[0].post(&sid(&session), &echo(2, "back")).await;
     assert_eq!(text_of(&reply.messages()[0]), "back", "{}", reply.body);
+    // The replicas' channel is back too (each replica subscribes again on its own): a
+    // change announced on replica 1 reaches the GET stream open on replica 0 …
+    let mut stream = r[0].get_stream(&session, None).await;
+    let trigger = request(3, "tools/call", json!({"name": "test_trigger_tool_change"}));
+    let started = Instant::now();
+    loop {
+        let reply = r[1].post(&sid(&session), &trigger).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        let heard =
+            tokio::time::timeout(std::time::Duration::from_millis(300), stream.next_message());
+        if let Ok((_, changed)) = heard.await {
+            assert_eq!(
+                changed["method"], "notifications/tools/list_changed",
+                "{changed}"
+            );
+            break;
+        }
+        assert!(
+            started.elapsed() < patience(),
+            "the replicas' channel did not come back"
+        );
+    }
+    drop(stream);
+    // … and an elicitation asked on replica 0 is answered through replica 1.
+    let session = r[1].session("2025-11-25", json!({"elicitation": {}})).await;
+    let call = request(
+        4,
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Who?"}}),
+    );
+    let mut asking = r[0].post_stream(&sid(&session), &call).await;
+    let (_, asked) = asking.next_message().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}}});
+    let posted = r[1].post(&sid(&session), &answer).await;
+    assert_eq!(posted.status, StatusCode::ACCEPTED, "{}", posted.body);
+    let (_, result) = asking.next_message().await;
+    assert!(text_of(&result).contains("ada"), "{result}");
 }

@@ -1,15 +1,19 @@
 //! Issue 18 behind a load balancer: three replicas of the example (`conformance_server
 //! --http ADDR --redis URL`, one `MCP_STATE_KEY`) on a real `redis-server`, behind the
 //! kit's round-robin front with no affinity (`kit::front`: each request to the next
-//! replica). Official SDK clients complete their sessions through it (tools listed and
-//! called, sampling and elicitation answered — as server-to-client requests through other
-//! replicas before 2026-07-28, as `input_required` retries on 2026-07-28); and a load run
-//! of unique echo messages from several sessions loses only what the replica killed in
-//! its middle was running (each such client gets an error, never silence, never another's
-//! answer), while every session goes on on the other replicas.
+//! replica). Official TypeScript and Python SDK clients of every revision complete their
+//! sessions through it: 2024-11-05 (over Streamable HTTP and over HTTP+SSE, whose POSTs
+//! reach the stream's replica through the store) and 2025-03-26 list, call, read and
+//! get; 2025-06-18 and later also answer sampling and elicitation — as server-to-client
+//! requests through other replicas before 2026-07-28, as `input_required` retries on
+//! 2026-07-28. And a load run of unique echo messages from several sessions loses only
+//! what the replica killed in its middle was running (each such client gets an error,
+//! never silence, never another's answer), while every session goes on on the other
+//! replicas. The full-size load run (300 clients, every era, a replica killed and
+//! restarted) is `examples/replica_load.rs`, scaled down in `tests/replicas_load.rs`.
 //!
-//! Needs `redis-server` on the PATH (see tests/replicas.rs) and the pinned TypeScript
-//! clients (installed on first use by `kit::pinned`).
+//! Needs `redis-server` on the PATH (see tests/replicas.rs) and the pinned SDK clients
+//! (installed on first use by `kit::pinned`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -41,14 +45,15 @@ async fn group(redis: &Redis, n: usize) -> (Vec<HttpServer>, String) {
     (servers, front)
 }
 
-/// Runs the pinned client `id` (its `ask` scenario) against `url`: its summary.
-async fn run_client(id: &'static str, url: String) -> Value {
+/// Runs the pinned client `id` (its `scenario`, `ask` or `basic`) against `url`: its
+/// summary.
+async fn run_client(id: &'static str, scenario: &'static str, url: String) -> Value {
     tokio::task::spawn_blocking(move || {
         pinned::ensure_client(id);
         let out = Command::new("bash")
             .arg(pinned::clients_src().join("run-client.sh"))
             .env("MCP_CLIENTS_DIR", pinned::clients_dir())
-            .args([id, "--scenario", "ask", "--url", &url])
+            .args([id, "--scenario", scenario, "--url", &url])
             .output()
             .unwrap_or_else(|e| panic!("{id}: {e}"));
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -68,45 +73,138 @@ fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
+/// The logs of a group's replicas, for a failure's message.
+fn logs(servers: &[HttpServer]) -> String {
+    servers
+        .iter()
+        .map(HttpServer::log)
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// The `ask` scenario through the front: `test_sampling` and `test_elicitation`, answered
+/// by the client's handlers — as server-to-client requests (answered through whichever
+/// replica the front chose) before 2026-07-28, as `input_required` retries (verified on
+/// whichever replica) on 2026-07-28.
+async fn check_ask(front: &str, servers: &[HttpServer], client: &'static str, revision: &str) {
+    let s = run_client(client, "ask", format!("{front}/mcp")).await;
+    assert_eq!(s["ok"], true, "{client}: {s}\n{}", logs(servers));
+    assert_eq!(s["protocolVersion"], revision, "{client}: {s}");
+    let tools = s["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t == "echo"), "{client}: {s}");
+    assert_eq!(
+        text(&s["samplingResult"]),
+        "LLM response: Paris is the capital",
+        "{client}: {s}"
+    );
+    let elicited = text(&s["elicitationResult"]);
+    assert!(
+        elicited.contains("action=accept") && elicited.contains(r#""username":"testuser""#),
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["asked"],
+        json!(["sampling/createMessage", "elicitation/create"]),
+        "{client}: {s}"
+    );
+    // How the server asked, where the client tells (the Python 1.x SDK does not count).
+    let wire = &s["wire"];
+    if revision == "2026-07-28" {
+        assert_eq!(wire["inputRequiredResults"], 2, "{client}: {s}");
+    } else if client.starts_with("ts-") {
+        assert_eq!(wire["serverRequests"], 2, "{client}: {s}");
+    }
+}
+
+/// The `basic` scenario through the front at `path` (`/mcp`, or `/sse` for HTTP+SSE),
+/// for the revisions before elicitation: tools listed and one called, a resource read, a
+/// prompt got — each request of the session on the next replica (over HTTP+SSE, each
+/// POST; the stream stays where it was opened).
+async fn check_basic(
+    front: &str,
+    servers: &[HttpServer],
+    client: &'static str,
+    path: &str,
+    revision: &str,
+) {
+    let s = run_client(client, "basic", format!("{front}{path}")).await;
+    assert_eq!(s["ok"], true, "{client}: {s}\n{}", logs(servers));
+    let transport = match path {
+        "/sse" => "sse",
+        _ => "streamable-http",
+    };
+    assert_eq!(s["transport"], transport, "{client}: {s}");
+    assert_eq!(s["protocolVersion"], revision, "{client}: {s}");
+    let tools = s["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t == "echo"), "{client}: {s}");
+    assert_eq!(
+        text(&s["callResult"]),
+        "This is a simple text response for testing.",
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["resource"]["contents"][0]["uri"], "test://static-text",
+        "{client}: {s}"
+    );
+    assert_eq!(
+        s["prompt"]["messages"][0]["content"]["text"], "This is a simple prompt for testing.",
+        "{client}: {s}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sdk_clients_complete_their_sessions_through_a_round_robin_front() {
+async fn typescript_clients_complete_their_sessions_through_a_round_robin_front() {
     let redis = Redis::start();
     let (servers, front) = group(&redis, 3).await;
-    let logs = || {
-        servers
-            .iter()
-            .map(HttpServer::log)
-            .collect::<Vec<_>>()
-            .join("\n---\n")
-    };
-    for (client, revision, asked_by_request) in [
-        ("ts-2025-06-18", "2025-06-18", true),
-        ("ts-2025-11-25", "2025-11-25", true),
-        ("ts-2026-07-28-pinned", "2026-07-28", false),
+    for (client, revision) in [
+        ("ts-2024-11-05", "2024-11-05"),
+        ("ts-2025-03-26", "2025-03-26"),
     ] {
-        let s = run_client(client, format!("{front}/mcp")).await;
-        assert_eq!(s["ok"], true, "{client}: {s}\n{}", logs());
-        assert_eq!(s["protocolVersion"], revision, "{client}: {s}");
-        let tools = s["tools"].as_array().unwrap();
-        assert!(tools.iter().any(|t| t == "echo"), "{client}: {s}");
-        assert_eq!(
-            text(&s["samplingResult"]),
-            "LLM response: Paris is the capital",
-            "{client}: {s}"
-        );
-        let elicited = text(&s["elicitationResult"]);
-        assert!(
-            elicited.contains("action=accept") && elicited.contains(r#""username":"testuser""#),
-            "{client}: {s}"
-        );
-        // How the server asked: requests (answered through whichever replica the front
-        // chose) or input_required retries (verified on whichever replica).
-        let wire = &s["wire"];
-        if asked_by_request {
-            assert_eq!(wire["serverRequests"], 2, "{client}: {s}");
-        } else {
-            assert_eq!(wire["inputRequiredResults"], 2, "{client}: {s}");
-        }
+        check_basic(&front, &servers, client, "/mcp", revision).await;
+    }
+    for (client, revision) in [
+        ("ts-2025-06-18", "2025-06-18"),
+        ("ts-2025-11-25", "2025-11-25"),
+        ("ts-2026-07-28-pinned", "2026-07-28"),
+        ("ts-2026-07-28-auto", "2026-07-28"),
+    ] {
+        check_ask(&front, &servers, client, revision).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_clients_complete_their_sessions_through_a_round_robin_front() {
+    let redis = Redis::start();
+    let (servers, front) = group(&redis, 3).await;
+    for (client, revision) in [
+        ("py-2024-11-05", "2024-11-05"),
+        ("py-2025-03-26", "2025-03-26"),
+    ] {
+        check_basic(&front, &servers, client, "/mcp", revision).await;
+    }
+    for (client, revision) in [
+        ("py-2025-06-18", "2025-06-18"),
+        ("py-2025-11-25", "2025-11-25"),
+        ("py-2026-07-28-pinned", "2026-07-28"),
+        ("py-2026-07-28-auto", "2026-07-28"),
+    ] {
+        check_ask(&front, &servers, client, revision).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sse_clients_complete_their_sessions_through_a_round_robin_front() {
+    let redis = Redis::start();
+    let (servers, front) = group(&redis, 3).await;
+    // 2024-11-05's HTTP+SSE: the GET /sse stream on one replica, the POSTs to /messages
+    // spread over all three and relayed to it. Two of these releases speak nothing else.
+    for client in [
+        "ts-2024-11-05",
+        "ts-sse-1.9.0",
+        "py-2024-11-05",
+        "py-sse-1.7.1",
+    ] {
+        check_basic(&front, &servers, client, "/sse", "2024-11-05").await;
     }
 }
 

@@ -7,6 +7,9 @@
 //! stdio: as server-to-client requests before 2026-07-28, as `input_required` results the
 //! SDK fulfils and retries on 2026-07-28.
 //!
+//! The clients of 2025-11-25 also poll: the example closes the connection of a slow call's SSE
+//! stream (SSE polling), and they resume it with `Last-Event-ID` (`*_polls_a_closed_stream`).
+//!
 //! Every test starts its own `conformance_server --http 127.0.0.1:0`, killed on drop.
 
 use std::process::Command;
@@ -199,4 +202,29 @@ ask_clients! {
     ask_python_sdk_2025_11_25_http, ask_python_sdk_2025_11_25_stdio: "py-2025-11-25" => "2025-11-25",
     ask_python_client_2026_07_28_pinned_http, ask_python_client_2026_07_28_pinned_stdio: "py-2026-07-28-pinned" => "2026-07-28",
     ask_python_client_2026_07_28_auto_http, ask_python_client_2026_07_28_auto_stdio: "py-2026-07-28-auto" => "2026-07-28",
+}
+
+/// SSE polling (2025-11-25): `test_reconnection` answers after the example closed the
+/// connection of the call's SSE stream (priming event and `retry` first), so the SDK
+/// receives the answer only by reconnecting with `GET` + `Last-Event-ID`.
+fn check_poll(client: &str) {
+    let server = HttpServer::start();
+    let s = run(client, "poll", Target::Http(&server, "/mcp"));
+    assert_eq!(s["protocolVersion"], "2025-11-25", "{client}: {s}");
+    assert_eq!(
+        text(&s["callResult"]),
+        "Reconnected: the answer came after the reconnection",
+        "{client}: {s}"
+    );
+    assert_ne!(s["callResult"]["isError"], true, "{client}: {s}");
+}
+
+#[test]
+fn typescript_sdk_2025_11_25_polls_a_closed_stream() {
+    check_poll("ts-2025-11-25");
+}
+
+#[test]
+fn python_sdk_2025_11_25_polls_a_closed_stream() {
+    check_poll("py-2025-11-25");
 }

@@ -366,7 +366,7 @@ fn check_facts(run: &Run) {
 
     // Tools as listed.
     let tools = run.result("tools/list")["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 29, "{rev}: every tool listed");
+    assert_eq!(tools.len(), 36, "{rev}: every tool listed");
     for tool in tools {
         let name = tool["name"].as_str().expect("name");
         assert_eq!(tool.get("title").is_some(), titles, "{rev} {name} title");
@@ -375,6 +375,21 @@ fn check_facts(run: &Run) {
             tool.get("annotations").is_some(),
             at_least(rev, "2025-03-26"),
             "{rev} {name} annotations"
+        );
+        // A task tool says so (`execution.taskSupport`) only where tasks are core.
+        let task_tool = [
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "multi_input",
+            "test_tool_with_task",
+        ]
+        .contains(&name);
+        assert_eq!(
+            tool.get("execution").is_some(),
+            task_tool && rev == "2025-11-25",
+            "{rev} {name} execution"
         );
         if name == "test_structured_output" {
             assert_eq!(

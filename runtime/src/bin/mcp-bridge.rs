@@ -3,7 +3,17 @@
 //!
 //! ```text
 //! mcp-bridge (--command "CMD" | --url URL) [--http ADDR] [--header "NAME: VALUE"]...
+//!            [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
+//!            [--oauth-client-credentials] [--oauth-redirect URI]
 //! ```
+//!
+//! An upstream URL that wants authorization gets a fixed token with `--bearer`, or OAuth:
+//! `--oauth` prints the authorization URL to open and waits on the loopback redirect URI
+//! (`--oauth-redirect`, default `http://127.0.0.1:8976/callback`); `--oauth-headless`
+//! follows the authorization server's redirects without a browser (servers that approve
+//! without a user); `--oauth-client` gives pre-registered credentials (else the bridge
+//! registers dynamically); `--oauth-client-credentials` uses them in the client
+//! credentials grant.
 //!
 //! Without `--http` the bridge serves one client on its own stdin and stdout; with
 //! `--http ADDR` it serves Streamable HTTP at `http://ADDR/mcp` (both eras) and HTTP+SSE
@@ -15,37 +25,95 @@
 //! served under the same names and forwarded call by call; completions too. What the
 //! upstream server asks while a call runs (sampling, elicitation, roots) is relayed to
 //! the client whose call it is — as a server request to a legacy client, as an
-//! `input_required` round to a 2026-07-28 one (the call then runs again upstream with the
-//! answer, as the runtime's `Context` documents) — and its progress reports are
-//! relayed too. A change of the upstream tool list is followed; resource updates and
-//! list changes are announced downstream. When the upstream server goes away, the
-//! bridge exits.
+//! `input_required` round to a 2026-07-28 one — and its progress reports are relayed
+//! too. Changes of the upstream lists (tools, resources and resource templates,
+//! prompts) are followed: the list is read again and what is served brought in line,
+//! which the downstream clients hear as a list change; resource updates are announced
+//! downstream. When the upstream server goes away, the bridge exits.
 //!
-//! Limits: an upstream server's request is matched to the downstream call it serves
-//! through the HTTP response stream it arrives on, or, over stdio, when only one call is
-//! in flight; otherwise it is refused. Roots are those the last downstream client
-//! reported. Upstream log messages go to the bridge's stderr.
+//! Which downstream call an upstream server's request serves: over Streamable HTTP, the
+//! call whose response stream it arrives on. Over stdio the wire does not say (no
+//! related-request id; progress tokens are not echoed), so the bridge makes it
+//! unambiguous: a call whose downstream client can be asked (it declared sampling,
+//! elicitation or roots) runs upstream alone, while calls of clients that cannot be
+//! asked run side by side — then an upstream request belongs to the one asking call in
+//! flight, or, with none, is refused (sampling, elicitation) or answered with the roots
+//! the last downstream client reported. The price: over stdio, asking calls wait for
+//! each other and for the calls in flight (a downstream client that calls the bridge
+//! again from inside its own sampling handler waits until the first call is over).
+//!
+//! A 2026-07-28 client answers an ask by retrying its call: the bridge keeps the
+//! upstream tool call running between the rounds and hands the retry's answer to the
+//! waiting ask (`mcp_bridge/kept.rs`), so the upstream tool runs once, however many
+//! rounds it takes; a client that does not retry within five minutes fails the ask
+//! upstream. Resource reads and prompts that ask are still run again per round.
+//! Upstream log messages go to the bridge's stderr.
 
-use std::collections::BTreeSet;
+#[path = "mcp_bridge/kept.rs"]
+mod kept;
+#[path = "mcp_bridge/lists.rs"]
+mod lists;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kept::KeptCalls;
+use lists::{add_template, follow, Listed};
+
+use mcp_runtime::client::auth::{wait_for_redirect, ClientCredentials};
 use mcp_runtime::client::{
-    Client, ClientError, ClientHandlers, CompletionRef, Notification, RequestOptions,
+    Client, ClientError, ClientHandlers, CompletionRef, OAuth, RequestOptions,
 };
 use mcp_runtime::model::{Elicitation, Implementation, Root};
 use mcp_runtime::transport::{http, stdio};
-use mcp_runtime::{Context, RpcError, Server, ServerEvent, ToolError};
+use mcp_runtime::{Context, Era, RpcError, Server, ToolError};
 use serde_json::{json, Value};
 
 const USAGE: &str =
-    "usage: mcp-bridge (--command \"CMD\" | --url URL) [--http ADDR] [--header \"NAME: VALUE\"]...";
+    "usage: mcp-bridge (--command \"CMD\" | --url URL) [--http ADDR] [--header \"NAME: VALUE\"]...
+       [--bearer TOKEN] [--oauth | --oauth-headless] [--oauth-client ID[:SECRET]]
+       [--oauth-client-credentials] [--oauth-redirect URI]";
+
+/// How the bridge authorizes upstream.
+#[derive(Default)]
+struct OAuthArgs {
+    /// `--oauth` (wait on the redirect URI) or `--oauth-headless`.
+    mode: Option<&'static str>,
+    client: Option<ClientCredentials>,
+    client_credentials: bool,
+    redirect: Option<String>,
+}
+
+impl OAuthArgs {
+    fn oauth(&self) -> Option<OAuth> {
+        if self.client_credentials {
+            return self.client.clone().map(OAuth::client_credentials);
+        }
+        let mut oauth = OAuth::new();
+        if let Some(client) = &self.client {
+            oauth = oauth.client(client.clone());
+        }
+        if let Some(redirect) = &self.redirect {
+            oauth = oauth.redirect_uri(redirect.clone());
+        }
+        // Pre-registered credentials alone mean OAuth with a browser.
+        match self.mode.or(self.client.as_ref().map(|_| "browser"))? {
+            "headless" => Some(oauth),
+            _ => Some(oauth.user_agent(|request| {
+                wait_for_redirect(request, |url| {
+                    eprintln!("mcp-bridge: to authorize upstream, open {url}");
+                })
+            })),
+        }
+    }
+}
 
 /// The command line.
 struct Args {
     upstream: Upstream,
     http: Option<std::net::SocketAddr>,
     headers: Vec<(String, String)>,
+    oauth: OAuthArgs,
 }
 
 enum Upstream {
@@ -57,6 +125,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut upstream = None;
     let mut http = None;
     let mut headers = Vec::new();
+    let mut oauth = OAuthArgs::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -78,14 +147,33 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                     .ok_or_else(|| format!("--header {header}: expected NAME: VALUE"))?;
                 headers.push((name.trim().to_owned(), v.trim().to_owned()));
             }
+            "--bearer" => headers.push((
+                "authorization".to_owned(),
+                format!("Bearer {}", value("--bearer")?),
+            )),
+            "--oauth" => oauth.mode = Some("browser"),
+            "--oauth-headless" => oauth.mode = Some("headless"),
+            "--oauth-client" => {
+                let given = value("--oauth-client")?;
+                oauth.client = Some(match given.split_once(':') {
+                    Some((id, secret)) => ClientCredentials::confidential(id, secret),
+                    None => ClientCredentials::public(given),
+                });
+            }
+            "--oauth-client-credentials" => oauth.client_credentials = true,
+            "--oauth-redirect" => oauth.redirect = Some(value("--oauth-redirect")?),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
+    }
+    if oauth.client_credentials && oauth.client.is_none() {
+        return Err("--oauth-client-credentials needs --oauth-client ID:SECRET".into());
     }
     Ok(Args {
         upstream: upstream.ok_or(USAGE)?,
         http,
         headers,
+        oauth,
     })
 }
 
@@ -131,14 +219,44 @@ fn relay(ctx: &Context) -> ClientHandlers {
         })
 }
 
-/// Forwards one downstream request upstream: the relay of what the upstream server asks,
-/// and its progress passed on in order — all of it before the answer (the forwarder is
-/// drained once the upstream request is over).
-async fn forward<T, F, Fut>(ctx: &Context, request: F) -> T
+/// The upstream server as the forwarding handlers reach it.
+#[derive(Clone)]
+struct Link {
+    client: Client,
+    /// When the upstream link does not tell which call a server request serves (stdio;
+    /// Streamable HTTP carries it on the call's own response stream): a call whose
+    /// downstream client can be asked runs upstream alone (write), the others side by
+    /// side (read). While an asking call runs, every upstream request is its own; while
+    /// only calls of clients that cannot be asked run, an upstream request is refused
+    /// (sampling, elicitation) or answered from the last reported roots.
+    serial: Option<Arc<tokio::sync::RwLock<()>>>,
+    /// 2026-07-28 tool calls kept running across `input_required` rounds.
+    kept: KeptCalls,
+}
+
+/// Whether the downstream client of `ctx` can be asked anything the upstream server may
+/// ask.
+fn askable(ctx: &Context) -> bool {
+    ["sampling", "elicitation", "roots"]
+        .iter()
+        .any(|c| ctx.client_supports(c))
+}
+
+/// Forwards one downstream request upstream: the relay of what the upstream server asks
+/// (when the downstream client can be asked), and its progress passed on in order — all
+/// of it before the answer (the forwarder is drained once the upstream request is over).
+async fn forward<T, F, Fut>(link: &Link, ctx: &Context, request: F) -> T
 where
     F: FnOnce(RequestOptions) -> Fut,
     Fut: std::future::Future<Output = T>,
 {
+    let asking = askable(ctx);
+    // Held until the upstream request is over.
+    let _turn = match &link.serial {
+        Some(lock) if asking => Turn::Alone(lock.write().await),
+        Some(lock) => Turn::Shared(lock.read().await),
+        None => Turn::Any,
+    };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<mcp_runtime::client::Progress>();
     let progress_ctx = ctx.clone();
     let relayed = tokio::spawn(async move {
@@ -148,17 +266,26 @@ where
                 .await;
         }
     });
-    let options = RequestOptions::new()
-        .handlers(relay(ctx))
+    let mut options = RequestOptions::new()
         .on_progress(move |p| {
             let _ = tx.send(p);
         })
         // The upstream call may wait on a user; the downstream client has its own timeout.
         .timeout(Duration::ZERO);
+    if asking {
+        options = options.handlers(relay(ctx));
+    }
     let answer = request(options).await;
     // The options (and the progress sender in them) are gone with the request.
     let _ = relayed.await;
     answer
+}
+
+/// A turn on a serial upstream link (see [`Link::serial`]).
+enum Turn<'a> {
+    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'a, ()>),
+    Any,
 }
 
 /// What a forwarded tool call returns.
@@ -166,15 +293,24 @@ type ToolAnswer = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<mcp_runtime::model::ToolResult, ToolError>> + Send>,
 >;
 
+/// A tool call, forwarded. A 2026-07-28 client that can be asked gets the upstream call
+/// kept across its `input_required` rounds (see `kept.rs`): the upstream tool runs once.
 fn tool_handler(
-    client: Client,
+    link: Link,
     name: String,
 ) -> impl Fn(serde_json::Map<String, Value>, Context) -> ToolAnswer + Send + Sync + 'static {
     move |args, ctx| {
-        let client = client.clone();
+        let link = link.clone();
         let name = name.clone();
         Box::pin(async move {
-            forward(&ctx, |options| {
+            if ctx.version().era() == Era::Modern && askable(&ctx) {
+                return link
+                    .kept
+                    .call(&link.client, link.serial.as_ref(), &name, args, &ctx)
+                    .await;
+            }
+            let client = &link.client;
+            forward(&link, &ctx, |options| {
                 client.call_tool_with(&name, Value::Object(args), options)
             })
             .await
@@ -183,8 +319,71 @@ fn tool_handler(
     }
 }
 
+/// What a forwarded resource read returns.
+type ReadAnswer = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<Vec<mcp_runtime::model::ResourceContents>, RpcError>,
+            > + Send,
+    >,
+>;
+
+fn resource_handler(link: Link) -> impl Fn(String, Context) -> ReadAnswer + Send + Sync + 'static {
+    move |uri, ctx| {
+        let link = link.clone();
+        Box::pin(async move {
+            let c = &link.client;
+            forward(&link, &ctx, |options| c.read_resource_with(&uri, options))
+                .await
+                .map_err(rpc)
+        })
+    }
+}
+
+fn template_handler(
+    link: Link,
+) -> impl Fn(String, std::collections::BTreeMap<String, String>, Context) -> ReadAnswer
+       + Send
+       + Sync
+       + 'static {
+    let read = resource_handler(link);
+    move |uri, _vars, ctx| read(uri, ctx)
+}
+
+/// What a forwarded prompt returns.
+type PromptAnswer = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<mcp_runtime::model::PromptResult, RpcError>> + Send,
+    >,
+>;
+
+fn prompt_handler(
+    link: Link,
+    name: String,
+) -> impl Fn(serde_json::Map<String, Value>, Context) -> PromptAnswer + Send + Sync + 'static {
+    move |args, ctx| {
+        let (link, name) = (link.clone(), name.clone());
+        Box::pin(async move {
+            let c = &link.client;
+            let args = args.into_iter().map(|(k, v)| {
+                let v = match v {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, v)
+            });
+            forward(&link, &ctx, |options| {
+                c.get_prompt_with(&name, args, options)
+            })
+            .await
+            .map_err(rpc)
+        })
+    }
+}
+
 /// The downstream server: the upstream's identity and everything it lists, forwarded.
-async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<String>), ClientError> {
+async fn front(link: &Link, roots: &Roots) -> Result<(Server, Listed), ClientError> {
+    let client = &link.client;
     let info = client.server_info();
     let identity = info
         .implementation
@@ -194,61 +393,32 @@ async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<Strin
     if let Some(instructions) = &info.instructions {
         builder = builder.instructions(instructions.clone());
     }
-    let mut tools = BTreeSet::new();
+    let mut listed = Listed::default();
     if info.supports("tools") {
         for tool in client.list_all_tools().await? {
             let name = tool.name.clone();
-            tools.insert(name.clone());
-            builder = builder.tool(tool, tool_handler(client.clone(), name));
+            listed.tools.insert(name.clone(), tool.clone());
+            builder = builder.tool(tool, tool_handler(link.clone(), name));
         }
     }
+    let mut templates = Vec::new();
     if info.supports("resources") {
         for resource in client.list_all_resources().await? {
-            let c = client.clone();
-            builder = builder.resource(resource, move |uri, ctx| {
-                let c = c.clone();
-                async move {
-                    forward(&ctx, |options| c.read_resource_with(&uri, options))
-                        .await
-                        .map_err(rpc)
-                }
-            });
+            listed
+                .resources
+                .insert(resource.uri.clone(), resource.clone());
+            builder = builder.resource(resource, resource_handler(link.clone()));
         }
-        for template in client
+        templates = client
             .list_all_resource_templates()
             .await
-            .unwrap_or_default()
-        {
-            let c = client.clone();
-            builder = builder.resource_template(template, move |uri, _vars, ctx| {
-                let c = c.clone();
-                async move {
-                    forward(&ctx, |options| c.read_resource_with(&uri, options))
-                        .await
-                        .map_err(rpc)
-                }
-            });
-        }
+            .unwrap_or_default();
     }
     if info.supports("prompts") {
         for prompt in client.list_all_prompts().await? {
-            let c = client.clone();
             let name = prompt.name.clone();
-            builder = builder.prompt(prompt, move |args, ctx| {
-                let (c, name) = (c.clone(), name.clone());
-                async move {
-                    let args = args.into_iter().map(|(k, v)| {
-                        let v = match v {
-                            Value::String(s) => s,
-                            other => other.to_string(),
-                        };
-                        (k, v)
-                    });
-                    forward(&ctx, |options| c.get_prompt_with(&name, args, options))
-                        .await
-                        .map_err(rpc)
-                }
-            });
+            listed.prompts.insert(name.clone(), prompt.clone());
+            builder = builder.prompt(prompt, prompt_handler(link.clone(), name));
         }
     }
     if info.supports("completions") {
@@ -282,47 +452,13 @@ async fn front(client: &Client, roots: &Roots) -> Result<(Server, BTreeSet<Strin
             }
         }
     });
-    Ok((builder.build(), tools))
-}
-
-/// Follows what the upstream server announces: tool list changes are mirrored, other
-/// changes announced downstream, log messages printed.
-async fn follow(client: Client, server: Server, mut tools: BTreeSet<String>) {
-    let mut notifications = client.notifications();
-    while let Some(n) = notifications.recv().await {
-        match n {
-            Notification::ToolsListChanged => match client.list_all_tools().await {
-                Ok(listed) => {
-                    let names: BTreeSet<String> = listed.iter().map(|t| t.name.clone()).collect();
-                    for gone in tools.difference(&names) {
-                        server.remove_tool(gone);
-                    }
-                    for tool in listed {
-                        let name = tool.name.clone();
-                        server.add_tool(tool, tool_handler(client.clone(), name));
-                    }
-                    tools = names;
-                }
-                Err(e) => eprintln!("mcp-bridge: re-listing tools: {e}"),
-            },
-            Notification::PromptsListChanged => server.notify(ServerEvent::PromptsChanged),
-            Notification::ResourcesListChanged => server.notify(ServerEvent::ResourcesChanged),
-            Notification::ResourceUpdated { uri } => {
-                server.notify(ServerEvent::ResourceUpdated(uri))
-            }
-            Notification::Log {
-                level,
-                logger,
-                data,
-            } => {
-                eprintln!(
-                    "mcp-bridge: upstream {level:?} {}: {data}",
-                    logger.unwrap_or_default()
-                );
-            }
-            _ => {}
-        }
+    let server = builder.build();
+    // Templates join after the build: one the upstream server got wrong (not RFC 6570)
+    // is left out, not fatal.
+    for template in templates {
+        add_template(&server, link, &mut listed, template);
     }
+    Ok((server, listed))
 }
 
 async fn run(args: Args) -> Result<(), String> {
@@ -352,6 +488,9 @@ async fn run(args: Args) -> Result<(), String> {
     for (name, value) in &args.headers {
         builder = builder.header(name.clone(), value.clone());
     }
+    if let Some(oauth) = args.oauth.oauth() {
+        builder = builder.oauth(oauth);
+    }
     let client = match &args.upstream {
         Upstream::Command(line) => builder.connect_shell(line).await,
         Upstream::Url(url) => builder.connect_url(url).await,
@@ -366,10 +505,17 @@ async fn run(args: Args) -> Result<(), String> {
             .as_ref()
             .map_or("unnamed", |i| i.name.as_str())
     );
-    let (server, tools) = front(&client, &roots)
+    let link = Link {
+        client: client.clone(),
+        // Streamable HTTP relates each server request to its call (its response stream).
+        serial: matches!(args.upstream, Upstream::Command(_))
+            .then(|| Arc::new(tokio::sync::RwLock::new(()))),
+        kept: KeptCalls::default(),
+    };
+    let (server, listed) = front(&link, &roots)
         .await
         .map_err(|e| format!("reading the upstream server's lists: {e}"))?;
-    tokio::spawn(follow(client.clone(), server.clone(), tools));
+    tokio::spawn(follow(link, server.clone(), listed));
     // The bridge ends when the upstream server does.
     let upstream_gone = {
         let mut notifications = client.notifications();

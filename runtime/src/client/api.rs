@@ -9,13 +9,13 @@ use serde_json::{json, Map, Value};
 
 use super::error::{ClientError, ClientErrorKind};
 use super::link::LinkKind;
-use super::{headers, shape, Client, RequestOptions};
+use super::{headers, negotiate, shape, Client, RequestOptions};
 use crate::model::{
     Completion, LogLevel, Prompt, PromptResult, Resource, ResourceContents, ResourceTemplate, Tool,
     ToolResult,
 };
 use crate::protocol::method::McpMethod;
-use crate::protocol::version::Era;
+use crate::protocol::version::{Era, ProtocolVersion};
 use crate::wire::ErrorCode;
 
 /// One page of a list, and the cursor of the next one.
@@ -75,10 +75,7 @@ impl Client {
         let v = self.version();
         let config = &self.core.config;
         for round in 0..=config.max_rounds {
-            let result = self
-                .core
-                .request(v, method.name(), params.clone(), options)
-                .await?;
+            let result = self.send(v, method.name(), params.clone(), options).await?;
             if !shape::is_input_required(v, &result) {
                 return shape::result(v, method, result);
             }
@@ -124,6 +121,34 @@ impl Client {
                 config.max_rounds
             ),
         ))
+    }
+
+    /// One request; if the server ended the legacy HTTP session (404), a new session is
+    /// started and the request sent once more on it. That is safe for every method: a
+    /// server answers 404 before it looks at the request, so it never ran. A request
+    /// whose session ends while it runs (its stream's resumption gets 404) is not sent
+    /// again, and fails.
+    async fn send(
+        &self,
+        v: ProtocolVersion,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let renewable = v.era() == Era::Legacy
+            && self.core.link_kind() == LinkKind::StreamableHttp
+            && method != McpMethod::Initialize.name();
+        let again = renewable.then(|| params.clone());
+        match self.core.request(v, method, params, options).await {
+            Err(e) if e.kind() == ClientErrorKind::SessionExpired => match again {
+                Some(params) => {
+                    negotiate::renew_session(&self.core, v).await?;
+                    self.core.request(v, method, params, options).await
+                }
+                None => Err(e),
+            },
+            other => other,
+        }
     }
 
     fn modern_http(&self) -> bool {
@@ -458,11 +483,7 @@ impl Client {
         };
         match McpMethod::from_name(method) {
             Some(m) => self.call(m, params, &options).await,
-            None => {
-                self.core
-                    .request(self.version(), method, params, &options)
-                    .await
-            }
+            None => self.send(self.version(), method, params, &options).await,
         }
     }
 }

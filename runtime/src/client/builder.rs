@@ -33,6 +33,8 @@ pub struct ClientBuilder {
     max_rounds: usize,
     experimental: Option<Value>,
     http_headers: Vec<(String, String)>,
+    #[cfg(feature = "client-http")]
+    oauth: Option<super::auth::OAuth>,
     get_stream: bool,
     inherit_stderr: bool,
     env: Vec<(String, String)>,
@@ -52,6 +54,8 @@ impl ClientBuilder {
             max_rounds: 8,
             experimental: None,
             http_headers: Vec::new(),
+            #[cfg(feature = "client-http")]
+            oauth: None,
             get_stream: true,
             inherit_stderr: true,
             env: Vec::new(),
@@ -152,6 +156,15 @@ impl ClientBuilder {
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.http_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Authorizes HTTP requests with OAuth 2.1 when the server asks (`401`): see
+    /// [`OAuth`](super::OAuth).
+    #[cfg(feature = "client-http")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: super::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -277,7 +290,7 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_url(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = super::link::http::HttpLink::new(url, self.http_settings(), tx)?;
+        let link = super::link::http::HttpLink::new(url, self.http_settings(url, false)?, tx)?;
         match self.finish(Box::new(link), rx, self.versions).await {
             Ok(client) => Ok(client),
             Err(e)
@@ -300,17 +313,35 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let link =
-            super::link::legacy_sse::LegacySseLink::connect(url, &self.http_settings(), tx).await?;
+        let link = super::link::legacy_sse::LegacySseLink::connect(
+            url,
+            &self.http_settings(url, true)?,
+            tx,
+        )
+        .await?;
         let legacy = VersionSet::of(&self.versions.of_era(Era::Legacy).collect::<Vec<_>>());
         self.finish(Box::new(link), rx, legacy).await
     }
 
     #[cfg(feature = "client-http")]
-    fn http_settings(&self) -> super::link::http::HttpSettings {
-        super::link::http::HttpSettings {
+    fn http_settings(
+        &self,
+        url: &str,
+        legacy_sse: bool,
+    ) -> Result<super::link::http::HttpSettings, ClientError> {
+        let auth = match &self.oauth {
+            Some(oauth) => Some(Arc::new(super::auth::Authorizer::new(
+                oauth.clone(),
+                url,
+                &self.info.name,
+                legacy_sse,
+            )?)),
+            None => None,
+        };
+        Ok(super::link::http::HttpSettings {
             headers: self.http_headers.clone(),
             get_stream: self.get_stream,
-        }
+            auth,
+        })
     }
 }

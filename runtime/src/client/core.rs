@@ -74,6 +74,9 @@ pub(crate) struct Core {
     tool_schemas: Mutex<HashMap<String, Value>>,
     closed: Mutex<Option<String>>,
     modern_meta: Mutex<HashMap<ProtocolVersion, Map<String, Value>>>,
+    /// Held while a new legacy session replaces one the server ended (one renewal for
+    /// every request that saw the 404).
+    pub(crate) renewing: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -104,6 +107,7 @@ impl Core {
             tool_schemas: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
             modern_meta: Mutex::new(HashMap::new()),
+            renewing: tokio::sync::Mutex::new(()),
         });
         tokio::spawn(read(Arc::downgrade(&core), incoming));
         core
@@ -144,7 +148,7 @@ impl Core {
             .log_level = Some(level);
     }
 
-    fn log_level(&self) -> Option<LogLevel> {
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
         self.state
             .read()
             .unwrap_or_else(PoisonError::into_inner)

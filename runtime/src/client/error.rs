@@ -26,9 +26,18 @@ pub enum ClientErrorKind {
     /// The method does not exist in the revision in force, or the server did not declare
     /// the capability it needs.
     Unsupported,
+    /// The server requires authorization and the client could not get it (no OAuth
+    /// configured answers a `401` with this too), or the authorization server's metadata
+    /// or answers were refused.
+    Unauthorized,
     /// The server kept asking for input (2026-07-28 `input_required`) beyond the limit of
     /// rounds.
     TooManyRounds,
+    /// The server ended the legacy HTTP session (HTTP 404 for its `Mcp-Session-Id`). The
+    /// client starts a new session by itself and sends the request again once (the
+    /// server never ran it): this is what a caller sees when that failed too, or for a
+    /// notification.
+    SessionExpired,
 }
 
 /// A failed client operation: its kind, a message, and the server's JSON-RPC error when

@@ -39,6 +39,13 @@
 //! client answers the input requests and retries the request with the answers and the
 //! server's `requestState`, up to [`ClientBuilder::max_input_rounds`] times.
 //!
+//! **Authorization.** Over HTTP, [`ClientBuilder::oauth`] with an [`OAuth`] makes the
+//! client authorize when the server answers `401` — discovery, registration, the
+//! authorization code flow with PKCE through a user agent the application plugs in (or
+//! client credentials), refresh and step-up — as each revision's authorization
+//! specification says; see [`auth`]. A fixed token is a header
+//! ([`ClientBuilder::header`]).
+//!
 //! **Requests** time out ([`ClientBuilder::timeout`], or per request with
 //! [`RequestOptions`]); a request whose future is dropped is cancelled
 //! (`notifications/cancelled`, or on 2026-07-28 HTTP by closing its stream); progress
@@ -46,6 +53,8 @@
 //! announces arrives on [`Client::notifications`].
 
 mod api;
+#[cfg(feature = "client-http")]
+pub mod auth;
 mod builder;
 mod core;
 mod error;
@@ -63,6 +72,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 pub use api::{CompletionRef, Page};
+#[cfg(feature = "client-http")]
+pub use auth::OAuth;
 pub use builder::ClientBuilder;
 pub use error::{ClientError, ClientErrorKind};
 pub use handlers::{ClientHandlers, ElicitRequest};

@@ -131,7 +131,14 @@ async fn probe(
                 }
             }
             Err(e) if is_modern_error(&e) => return Err(e),
-            Err(e) if e.kind() == ClientErrorKind::Closed => return Err(e),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ClientErrorKind::Closed | ClientErrorKind::Unauthorized
+                ) =>
+            {
+                return Err(e)
+            }
             // Anything else: a legacy server (or no server we can tell).
             Err(e) => {
                 tracing::debug!("server/discover failed ({e}); trying initialize");
@@ -165,6 +172,33 @@ fn discovered(v: ProtocolVersion, result: &Value) -> ServerInfo {
             .map(str::to_owned),
         supported_versions: strings(result.get("supportedVersions")),
     }
+}
+
+/// A new legacy session in place of one the server ended (HTTP 404), at the same
+/// revision `v`: `initialize` without a session id (the spec's MUST), the log level the
+/// caller set applied again, the GET stream reopened. Concurrent callers renew once. The
+/// server's other per-session state — resource subscriptions — is not restored: the
+/// caller subscribes again if it needs to.
+pub(crate) async fn renew_session(core: &Arc<Core>, v: ProtocolVersion) -> Result<(), ClientError> {
+    let _renewing = core.renewing.lock().await;
+    if core.link().has_session() {
+        // Another request renewed it while this one waited.
+        return Ok(());
+    }
+    tracing::info!("the server ended the session; starting a new one at {v}");
+    initialize(core, v, VersionSet::of(&[v])).await?;
+    if let Some(level) = core.log_level() {
+        let mut params = Map::new();
+        params.insert("level".into(), json!(level));
+        core.request(
+            v,
+            McpMethod::SetLevel.name(),
+            params,
+            &RequestOptions::new(),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// The legacy handshake: `initialize` offering `offer`, then `notifications/initialized`.

@@ -181,8 +181,9 @@ impl SamplingRequest {
         self
     }
 
-    /// The request's params in the newest revision's shape.
-    pub(crate) fn to_params(&self) -> Value {
+    /// The request's params in the newest revision's shape: what
+    /// [`Ask::CreateMessage`](crate::Ask::CreateMessage) carries.
+    pub fn to_params(&self) -> Value {
         let mut p = self.extra.clone();
         p.insert(
             "messages".into(),
@@ -237,8 +238,9 @@ impl SampledMessage {
             .join("")
     }
 
-    /// Reads a `CreateMessageResult` (already checked against the revision's type).
-    pub(crate) fn from_result(result: &Value) -> SampledMessage {
+    /// Reads a `CreateMessageResult` (already checked against the revision's type, as
+    /// [`Context::ask`](crate::Context::ask) returns it).
+    pub fn from_result(result: &Value) -> SampledMessage {
         let content = match result.get("content") {
             Some(Value::Array(blocks)) => blocks.iter().map(SampledContent::from_value).collect(),
             Some(block) => vec![SampledContent::from_value(block)],
@@ -274,8 +276,9 @@ pub struct Root {
 }
 
 impl Root {
-    /// Reads a `ListRootsResult` (already checked against the revision's type).
-    pub(crate) fn from_result(result: &Value) -> Vec<Root> {
+    /// Reads a `ListRootsResult` (already checked against the revision's type, as
+    /// [`Context::ask`](crate::Context::ask) returns it).
+    pub fn from_result(result: &Value) -> Vec<Root> {
         result
             .get("roots")
             .and_then(Value::as_array)

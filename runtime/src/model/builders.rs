@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use crate::model::{
     Annotations, Completion, Content, Icon, Implementation, Prompt, PromptArgument, PromptMessage,
-    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
-    ToolResult,
+    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, TaskSupport, Tool,
+    ToolAnnotations, ToolResult,
 };
 
 /// `fn field(self, value: impl Into<String>) -> Self` for optional text fields.
@@ -81,7 +81,63 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: Vec::new(),
+            task_support: None,
+            task_started_by_handler: false,
         }
+    }
+
+    /// Lets its calls run as tasks: one line turns a slow tool into one whose result the
+    /// client fetches later (see [`TaskSupport`] and [`Context`](crate::Context)'s task
+    /// methods). Nothing else in the handler changes.
+    ///
+    /// For a client that supports tasks (a 2025-11-25 client that sends `params.task`, a
+    /// 2026-07-28 request that declares the `io.modelcontextprotocol/tasks` extension),
+    /// the call is answered at once with the task; the handler runs on, its progress
+    /// messages become the task's `statusMessage`, its asks reach the client through the
+    /// task (2025-11-25: requests on the session, the task `input_required` meanwhile;
+    /// 2026-07-28: `inputRequests` on `tasks/get`, answered with `tasks/update`), and
+    /// `tasks/cancel` cancels it (`ctx.is_cancelled()`, `ctx.cancelled()`; its future is
+    /// dropped). Its result — or its protocol error — is kept for the client to fetch
+    /// (`tasks/get`, or 2025-11-25 `tasks/result`) until the task's time to live ends
+    /// ([`TaskOptions`](crate::TaskOptions)). Other clients get the result directly.
+    ///
+    /// ```no_run
+    /// use mcp_runtime::model::{Implementation, TaskSupport, Tool};
+    /// use mcp_runtime::Server;
+    ///
+    /// let server = Server::builder(Implementation::new("reports", "1.0.0"))
+    ///     .tool(
+    ///         Tool::new("yearly_report", "Builds the yearly report").task_support(TaskSupport::Optional),
+    ///         |_args, ctx| async move {
+    ///             for month in 1..=12 {
+    ///                 if ctx.is_cancelled() {
+    ///                     return "cancelled".to_owned();
+    ///                 }
+    ///                 ctx.progress(f64::from(month), Some(12.0), Some(&format!("month {month}"))).await;
+    ///                 // … the slow part …
+    ///             }
+    ///             "the report".to_owned()
+    ///         },
+    ///     )
+    ///     .build();
+    /// ```
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = Some(support);
+        self
+    }
+
+    /// The handler decides when its call becomes a task, by calling
+    /// [`Context::start_task`](crate::Context::start_task) — after asking the client what
+    /// it needs first (2026-07-28: those asks are ordinary `input_required` rounds of the
+    /// call, resolved before the task exists, as SEP-2663 recommends). Until then the
+    /// call is an ordinary one; if the handler never starts its task, its result is
+    /// answered directly. Applies to clients of the 2026-07-28 extension; for 2025-11-25,
+    /// where the client asks for the task, the task starts at once.
+    #[must_use]
+    pub fn task_started_by_handler(mut self) -> Self {
+        self.task_started_by_handler = true;
+        self
     }
 
     /// The JSON Schema of its arguments (an object schema).

@@ -217,6 +217,17 @@ impl Tool {
             output_schema: o.get("outputSchema").cloned(),
             annotations: o.opt("annotations", ToolAnnotations::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            task_support: o
+                .get("execution")
+                .and_then(|e| e.get("taskSupport"))
+                .and_then(Value::as_str)
+                .and_then(|s| match s {
+                    "forbidden" => Some(TaskSupport::Forbidden),
+                    "optional" => Some(TaskSupport::Optional),
+                    "required" => Some(TaskSupport::Required),
+                    _ => None,
+                }),
+            task_started_by_handler: false,
         })
     }
 }

@@ -266,6 +266,49 @@ pub struct Tool {
     pub annotations: Option<ToolAnnotations>,
     /// Icons (2025-11-25+).
     pub icons: Vec<Icon>,
+    /// Whether a call may run as a task ([`TaskSupport`]; default: never). Listed as
+    /// `execution.taskSupport` to 2025-11-25 clients; 2026-07-28 lists no such field (the
+    /// server decides per call, for clients that declared the tasks extension).
+    pub task_support: Option<TaskSupport>,
+    /// The handler starts its task itself (`Context::start_task`), after asking what it
+    /// needs to decide (see [`Tool::task_started_by_handler`]).
+    pub(crate) task_started_by_handler: bool,
+}
+
+/// Whether a tool's calls run as tasks: the call is answered at once with a task handle,
+/// the handler runs on, and the client fetches the result later (2025-11-25 experimental
+/// tasks, and the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A client that
+/// supports neither gets the tool's result directly, as before, unless support is
+/// `Required`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never a task (the default).
+    Forbidden,
+    /// A task when the client supports tasks (2025-11-25: when the client asks for one with
+    /// `params.task`; 2026-07-28: whenever the client declared the extension), else an
+    /// ordinary call.
+    Optional,
+    /// Only as a task: a client that cannot take a task gets an error (`-32601` in
+    /// 2025-11-25, `-32021` naming the extension in 2026-07-28); clients of revisions
+    /// without tasks get the result directly.
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire name (`execution.taskSupport`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether a call may become a task.
+    pub fn allows_task(self) -> bool {
+        !matches!(self, TaskSupport::Forbidden)
+    }
 }
 
 /// What a tool call returns.

@@ -77,15 +77,29 @@ serialize_struct!(ToolAnnotations {
     idempotent_hint?: "idempotentHint",
     open_world_hint?: "openWorldHint",
 });
-serialize_struct!(Tool {
-    name: "name",
-    title?: "title",
-    description?: "description",
-    input_schema: "inputSchema",
-    output_schema?: "outputSchema",
-    annotations?: "annotations",
-    icons?: "icons",
-});
+impl Serialize for Tool {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut state = serializer.serialize_struct("Tool", 0)?;
+        write_fields!(state, self;
+            name: "name",
+            title?: "title",
+            description?: "description",
+            input_schema: "inputSchema",
+            output_schema?: "outputSchema",
+            annotations?: "annotations",
+            icons?: "icons",
+        );
+        // `execution.taskSupport` (2025-11-25; projection drops it elsewhere).
+        match self.task_support {
+            Some(support) => state.serialize_field(
+                "execution",
+                &serde_json::json!({"taskSupport": support.as_str()}),
+            )?,
+            None => state.skip_field("execution")?,
+        }
+        state.end()
+    }
+}
 serialize_struct!(Resource {
     uri: "uri",
     name: "name",

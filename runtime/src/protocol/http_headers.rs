@@ -73,7 +73,9 @@ pub(crate) fn check_request_headers(
             ))
         }
     }
-    let target = McpMethod::from_name(method).and_then(|m| method::target(m, params));
+    let target = McpMethod::from_name(method)
+        .and_then(|m| method::target(m, params))
+        .or_else(|| method::extension_target(method, params));
     if let Some(expected) = target.and_then(Value::as_str) {
         match headers.header(NAME).map(decode_header_value) {
             Some(Some(v)) if v == expected => {}

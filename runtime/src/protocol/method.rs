@@ -37,6 +37,21 @@ pub(crate) fn target(method: McpMethod, params: Option<&Value>) -> Option<&Value
     crate::wire::member(params, key)
 }
 
+/// The methods of the 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`),
+/// which that revision's method table does not hold.
+pub(crate) const TASKS_EXTENSION_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
+
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+/// The target of an extension request, by its method name: the `taskId` of the tasks
+/// extension's methods (SEP-2663 has `Mcp-Name` repeat it, for routing).
+pub(crate) fn extension_target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a Value> {
+    if TASKS_EXTENSION_METHODS.contains(&method) {
+        crate::wire::member(params, "taskId")
+    } else {
+        None
+    }
+}
+
 /// Whether a handler serving `method` may ask the client (and so end `input_required`
 /// in 2026-07-28): only calls that run an author's handler; lists never do.
 pub(crate) fn may_ask(method: McpMethod) -> bool {

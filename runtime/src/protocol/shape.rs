@@ -513,6 +513,30 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
     Encoded::from_json(json)
 }
 
+/// A result of an extension whose types the revision's schema does not define (the
+/// 2026-07-28 `io.modelcontextprotocol/tasks` extension): the neutral result, stamped as
+/// every result of the revision is (`resultType` — `complete` unless `result_type` names
+/// another —, the server's identity) and encoded as it is. The one path besides
+/// [`append_server_info`] that skips projection, until `mcp-codegen` generates the
+/// extension's types from its official schema.
+pub fn extension_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    mut result: Map<String, Value>,
+    result_type: Option<&str>,
+) -> Encoded {
+    let left = stamp(v, &mut result, server, None);
+    if let (true, Some(t)) = (v.features().result_type, result_type) {
+        result.insert("resultType".into(), json!(t));
+    }
+    // A `Value` always encodes (its map keys are strings).
+    let mut json = crate::wire::encode::to_vec(&Value::Object(result)).unwrap_or_default();
+    if let MetaLeft::ServerInfo(server) = left {
+        append_server_info(&mut json, server);
+    }
+    Encoded::from_json(json)
+}
+
 /// The server's capabilities for revision `v`, from the neutral declaration.
 pub fn server_capabilities(v: ProtocolVersion, neutral_caps: &Value) -> Result<Value, RpcError> {
     by_revision!(v, |m| project::<m::ServerCapabilities>(

@@ -39,6 +39,8 @@ pub struct ServerBuilder {
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
     state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
+    task_options: Option<super::tasks::TaskOptions>,
+    task_store: Option<Arc<dyn super::tasks::TaskStore>>,
 }
 
 impl Server {
@@ -56,6 +58,8 @@ impl Server {
             completion: None,
             roots_changed: None,
             state_keys: None,
+            task_options: None,
+            task_store: None,
         }
     }
 }
@@ -104,6 +108,22 @@ impl ServerBuilder {
             current.as_ref(),
             previous,
         )));
+        self
+    }
+
+    /// How tasks are kept: time to live, polling interval, tasks per client
+    /// ([`TaskOptions`](crate::TaskOptions)). Tasks are offered (the capability declared,
+    /// `tasks/*` served) when a tool has [`Tool::task_support`] or when this or
+    /// [`ServerBuilder::task_store`] is called.
+    pub fn task_options(mut self, options: super::tasks::TaskOptions) -> Self {
+        self.task_options = Some(options);
+        self
+    }
+
+    /// Where task state lives (default: [`MemoryTaskStore`](crate::MemoryTaskStore), this
+    /// process's memory). The handlers still run in the process that started them.
+    pub fn task_store(mut self, store: Arc<dyn super::tasks::TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -185,13 +205,7 @@ impl ServerBuilder {
         Fut: Future + Send + 'static,
         Fut::Output: IntoResourceContents,
     {
-        let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
-            let mime_type = mime_type.clone();
-            let running = handler(uri.clone(), ctx);
-            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
-        });
-        self.resources.push(ResourceEntry { resource, handler });
+        self.resources.push(resource_entry(resource, handler));
         self
     }
 
@@ -205,19 +219,9 @@ impl ServerBuilder {
         Fut::Output: IntoResourceContents,
     {
         #[allow(clippy::expect_used)] // documented: a bad template is the author's bug
-        let parsed = UriTemplate::parse(&template.uri_template)
+        let entry = template_entry(template, handler)
             .expect("resource template does not parse as RFC 6570");
-        let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
-        let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
-            let mime_type = mime_type.clone();
-            let running = handler(uri.clone(), vars, ctx);
-            Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
-        });
-        self.templates.push(TemplateEntry {
-            template,
-            parsed,
-            handler,
-        });
+        self.templates.push(entry);
         self
     }
 
@@ -230,11 +234,7 @@ impl ServerBuilder {
         Fut: Future + Send + 'static,
         Fut::Output: IntoPromptResult,
     {
-        let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
-            let running = handler(args, ctx);
-            Box::pin(async move { running.await.into_prompt_result() })
-        });
-        self.prompts.push(PromptEntry { prompt, handler });
+        self.prompts.push(prompt_entry(prompt, handler));
         self
     }
 
@@ -328,6 +328,16 @@ impl ServerBuilder {
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
+        let offers_tasks = self.task_options.is_some()
+            || self.task_store.is_some()
+            || self
+                .tools
+                .iter()
+                .any(|t| t.tool.task_support.is_some_and(|s| s.allows_task()));
+        let tasks = Arc::new(super::tasks::Tasks::new(
+            self.task_store,
+            self.task_options.unwrap_or_default(),
+        ));
         Server {
             inner: Arc::new(Inner {
                 declare_tools: !self.tools.is_empty(),
@@ -339,7 +349,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 tools: RwLock::new(Listed::new(self.tools)),
                 resources: RwLock::new(Listed::new(self.resources)),
-                templates: Listed::new(self.templates),
+                templates: RwLock::new(Listed::new(self.templates)),
                 prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
                 roots_changed: self.roots_changed,
@@ -348,6 +358,8 @@ impl ServerBuilder {
                 state_keys: self
                     .state_keys
                     .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
+                offers_tasks,
+                tasks,
             }),
         }
     }
@@ -378,4 +390,59 @@ fn prompt_arguments(schema: &Value) -> Vec<crate::model::PromptArgument> {
             argument
         })
         .collect()
+}
+
+/// A resource and its handler, boxed (the builder and [`Server::add_resource`](super::Server::add_resource)).
+pub(super) fn resource_entry<F, Fut>(resource: Resource, handler: F) -> ResourceEntry
+where
+    F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoResourceContents,
+{
+    let mime_type: Option<Arc<str>> = resource.mime_type.as_deref().map(Arc::from);
+    let handler: Arc<ResourceFn> = Arc::new(move |uri, _vars, ctx| {
+        let mime_type = mime_type.clone();
+        let running = handler(uri.clone(), ctx);
+        Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+    });
+    ResourceEntry { resource, handler }
+}
+
+/// A resource template, parsed, and its handler, boxed; `None` if the template does not
+/// parse as RFC 6570.
+pub(super) fn template_entry<F, Fut>(
+    template: ResourceTemplate,
+    handler: F,
+) -> Option<TemplateEntry>
+where
+    F: Fn(String, BTreeMap<String, String>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoResourceContents,
+{
+    let parsed = UriTemplate::parse(&template.uri_template)?;
+    let mime_type: Option<Arc<str>> = template.mime_type.as_deref().map(Arc::from);
+    let handler: Arc<ResourceFn> = Arc::new(move |uri, vars, ctx| {
+        let mime_type = mime_type.clone();
+        let running = handler(uri.clone(), vars, ctx);
+        Box::pin(async move { running.await.into_contents(&uri, mime_type.as_deref()) })
+    });
+    Some(TemplateEntry {
+        template,
+        parsed,
+        handler,
+    })
+}
+
+/// A prompt and its handler, boxed.
+pub(super) fn prompt_entry<F, Fut>(prompt: Prompt, handler: F) -> PromptEntry
+where
+    F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoPromptResult,
+{
+    let handler: Arc<PromptFn> = Arc::new(move |args, ctx| {
+        let running = handler(args, ctx);
+        Box::pin(async move { running.await.into_prompt_result() })
+    });
+    PromptEntry { prompt, handler }
 }

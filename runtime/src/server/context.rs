@@ -17,7 +17,10 @@ use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::ProtocolVersion;
 use crate::server::events::ServerEvent;
+use crate::server::tasks::{TaskLink, TaskStatus};
+use crate::wire::Outgoing;
 use crate::wire::{self, RequestId, RpcError};
+use tokio::sync::mpsc;
 
 /// The context of one request: the revision it is served at, what the client declared,
 /// and the means to report progress, log, ask the client, announce changes and notice
@@ -55,6 +58,21 @@ pub struct Context {
     request_id: Option<RequestId>,
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
+    /// The task this call runs as (or may start), if any.
+    task: Option<Arc<TaskLink>>,
+    /// Who owns the tasks this request creates or names, and (legacy) the session's
+    /// channel, where a task's messages go once its request has been answered.
+    task_scope: Arc<TaskScope>,
+}
+
+/// See [`Context::task_scope`].
+#[derive(Debug, Default)]
+pub(crate) struct TaskScope {
+    pub(crate) owner: String,
+    pub(crate) session: Option<mpsc::Sender<Outgoing>>,
+    /// Fires when the connection the tasks belong to ends (stdio, a legacy session):
+    /// its tasks are cancelled then, since no one can ask about them any more.
+    pub(crate) ends_with: Option<crate::cancel::CancellationToken>,
 }
 
 impl Context {
@@ -73,7 +91,95 @@ impl Context {
             request_id: None,
             events,
             principal: None,
+            task: None,
+            task_scope: Arc::new(TaskScope::default()),
         }
+    }
+
+    /// Sets who owns this request's tasks (the caller's principal, the legacy session)
+    /// and the session's channel.
+    pub(crate) fn with_task_scope(mut self, scope: TaskScope) -> Context {
+        self.task_scope = Arc::new(scope);
+        self
+    }
+
+    /// The owner of this request's tasks: the principal when there is one, else the
+    /// scope admission gave (the legacy session, or nobody in particular).
+    pub(crate) fn task_owner(&self) -> String {
+        match &self.principal {
+            Some(p) => format!("principal:{}", p.identity()),
+            None => self.task_scope.owner.clone(),
+        }
+    }
+
+    /// The legacy session's channel, if the request belongs to one.
+    pub(crate) fn session_channel(&self) -> Option<mpsc::Sender<Outgoing>> {
+        self.task_scope.session.clone()
+    }
+
+    /// When the tasks this request starts must end (see [`TaskScope::ends_with`]).
+    pub(crate) fn tasks_end_with(&self) -> Option<crate::cancel::CancellationToken> {
+        self.task_scope.ends_with.clone()
+    }
+
+    /// The request's cancellation.
+    pub(crate) fn cancellation(&self) -> crate::cancel::CancellationToken {
+        self.peer.cancel.clone()
+    }
+
+    /// This context for a handler running as a task (or that may start one): cancelled
+    /// by the task's token, its messages to `out` when given (a legacy session).
+    pub(crate) fn for_task(
+        &self,
+        link: Arc<TaskLink>,
+        cancel: crate::cancel::CancellationToken,
+        out: Option<mpsc::Sender<Outgoing>>,
+    ) -> Context {
+        let mut ctx = self.clone();
+        ctx.peer.cancel = cancel;
+        if let Some(out) = out {
+            ctx.peer.out = out;
+        }
+        ctx.task = Some(link);
+        ctx
+    }
+
+    /// The id of the task this call runs as, once it is one.
+    pub fn task_id(&self) -> Option<String> {
+        self.task.as_ref().and_then(|t| t.id())
+    }
+
+    /// Makes this call a task now, for a tool registered with
+    /// [`Tool::task_started_by_handler`](crate::model::Tool::task_started_by_handler):
+    /// the client is answered with the task handle and the handler goes on; `Ok(true)`
+    /// once the call is a task, `Ok(false)` when it cannot be one (the client did not
+    /// declare tasks, or the tool does not run as a task) and goes on as an ordinary
+    /// call. Asks made before it are ordinary asks of the call; asks made after it go
+    /// through the task (2026-07-28: `inputRequests` answered with `tasks/update`).
+    /// An error when the task could not be created (the client has too many).
+    pub async fn start_task(&self) -> Result<bool, RpcError> {
+        match &self.task {
+            Some(link) => link.start().await,
+            None => Ok(false),
+        }
+    }
+
+    /// Sets the status message of the task this call runs as (what `tasks/get` reports
+    /// in `statusMessage`); nothing outside a task.
+    pub async fn task_status(&self, message: impl Into<String>) {
+        if let Some(link) = self.started_task() {
+            link.set_status(None, Some(message.into())).await;
+        }
+    }
+
+    fn started_task(&self) -> Option<&Arc<TaskLink>> {
+        self.task.as_ref().filter(|t| t.id().is_some())
+    }
+
+    /// A 2026-07-28 task whose request has been answered: nothing is sent to the client
+    /// on its behalf (the extension has no progress or log messages for tasks).
+    fn silent_task(&self) -> bool {
+        self.peer.version.era() == crate::Era::Modern && self.started_task().is_some()
     }
 
     /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
@@ -225,7 +331,41 @@ impl Context {
     /// against the revision's type. Each ask may carry a key naming it in
     /// `inputRequests` (default `input-N`).
     pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, AskError> {
+        if let Some(task) = self.started_task() {
+            if self.peer.version.era() == crate::Era::Modern {
+                let asker = Asker::Task(Arc::clone(task) as Arc<dyn asks::TaskInput>);
+                return asks::ask_all(&self.peer, &asker, asks).await;
+            }
+            // 2025-11-25: server requests on the session, related to the task, the task
+            // `input_required` while they wait.
+            let asker = match &self.asker {
+                Asker::Legacy {
+                    pending, timeout, ..
+                } => Asker::Legacy {
+                    pending: Arc::clone(pending),
+                    timeout: *timeout,
+                    related_task: task.id().map(Into::into),
+                },
+                other => other.clone(),
+            };
+            task.set_status(Some(TaskStatus::InputRequired), None).await;
+            let answers = asks::ask_all(&self.peer, &asker, asks).await;
+            task.set_status(Some(TaskStatus::Working), None).await;
+            return answers;
+        }
         asks::ask_all(&self.peer, &self.asker, asks).await
+    }
+
+    /// 2026-07-28: the keys of the answers this request carries (a retry's
+    /// `inputResponses` and those of earlier rounds in its `requestState`); empty in
+    /// other revisions and on a first round. A handler that keeps work running across
+    /// rounds — asking under keys of its own with [`Context::ask`] — finds it again by
+    /// these keys, instead of starting it over.
+    pub fn answered_keys(&self) -> Vec<String> {
+        match &self.asker {
+            Asker::Modern(round) => round.answered_keys(),
+            _ => Vec::new(),
+        }
     }
 
     async fn ask_one(&self, ask: Ask) -> Result<Value, AskError> {
@@ -263,7 +403,17 @@ impl Context {
 
     /// Reports progress, if the request asked for it (it carried a `progressToken`).
     /// Numbers are written in their shortest form (`50`, not `50.0`).
+    ///
+    /// In a task, the message also becomes the task's `statusMessage`; a 2026-07-28
+    /// task sends no progress notification (the extension has none), a 2025-11-25 task
+    /// sends it on the session (the request's token stays valid for the task's life).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let (Some(task), Some(m)) = (self.started_task(), message) {
+            task.set_status(None, Some(m.to_owned())).await;
+        }
+        if self.silent_task() {
+            return;
+        }
         let Some(token) = &self.progress_token else {
             return;
         };
@@ -275,7 +425,7 @@ impl Context {
 
     /// Sends a log message if the session's or request's level lets it through.
     pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
-        if !self.log.allows(level) {
+        if !self.log.allows(level) || self.silent_task() {
             return;
         }
         if let Ok(params) = shape::log_message(self.peer.version, level, logger, data) {

@@ -13,6 +13,7 @@ mod handler_output;
 mod listen;
 mod registry;
 mod router;
+pub(crate) mod tasks;
 mod tool_output;
 mod uri_template;
 
@@ -24,7 +25,7 @@ use registry::{write_lock, Listed, PromptEntry, ResourceEntry, TemplateEntry, To
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
-use crate::model::{Implementation, Tool};
+use crate::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::version::{ProtocolVersion, VersionSet};
 use crate::server::context::Context;
 use crate::wire::{Encoded, ErrorCode, RpcError};
@@ -34,6 +35,10 @@ pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
 pub use handler_output::{IntoPromptResult, IntoResourceContents};
+pub use tasks::{
+    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+    TASKS_EXTENSION,
+};
 pub use tool_output::{IntoToolResult, ToolError};
 
 /// Limits, with defaults; all configurable on the builder.
@@ -84,7 +89,7 @@ pub(crate) struct Inner {
     pub(crate) limits: Limits,
     tools: RwLock<Listed<ToolEntry>>,
     resources: RwLock<Listed<ResourceEntry>>,
-    templates: Listed<TemplateEntry>,
+    templates: RwLock<Listed<TemplateEntry>>,
     prompts: RwLock<Listed<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
     pub(crate) roots_changed: Option<Arc<handler::RootsChangedFn>>,
@@ -98,6 +103,10 @@ pub(crate) struct Inner {
     handshakes: Mutex<HashMap<ProtocolVersion, Encoded>>,
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
+    /// Whether tasks are offered (a tool may run as one, or the builder configured them).
+    offers_tasks: bool,
+    /// The tasks and where their state lives.
+    tasks: Arc<tasks::Tasks>,
 }
 
 /// A multi-revision MCP server. Cheap to clone; build it with [`Server::builder`].
@@ -196,6 +205,113 @@ impl Server {
         removed
     }
 
+    /// Adds (or replaces, by URI) a resource at run time and tells clients the list
+    /// changed. A server built without resources does not declare the capability: its
+    /// clients do not look.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F)
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
+    {
+        let entry = builder::resource_entry(resource, handler);
+        {
+            let mut resources = write_lock(&self.inner.resources);
+            let resources = resources.items_mut();
+            resources.retain(|r| r.resource.uri != entry.resource.uri);
+            resources.push(entry);
+        }
+        self.notify(ServerEvent::ResourcesChanged);
+    }
+
+    /// Removes a resource at run time; tells clients if it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = {
+            let mut resources = write_lock(&self.inner.resources);
+            let resources = resources.items_mut();
+            let before = resources.len();
+            resources.retain(|r| r.resource.uri != uri);
+            before != resources.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces, by URI template) a resource template at run time and tells
+    /// clients the resource list changed. `false` (nothing added) if the template does
+    /// not parse as RFC 6570.
+    pub fn add_resource_template<F, Fut>(&self, template: ResourceTemplate, handler: F) -> bool
+    where
+        F: Fn(String, std::collections::BTreeMap<String, String>, Context) -> Fut
+            + Send
+            + Sync
+            + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoResourceContents,
+    {
+        let Some(entry) = builder::template_entry(template, handler) else {
+            return false;
+        };
+        {
+            let mut templates = write_lock(&self.inner.templates);
+            let templates = templates.items_mut();
+            templates.retain(|t| t.template.uri_template != entry.template.uri_template);
+            templates.push(entry);
+        }
+        self.notify(ServerEvent::ResourcesChanged);
+        true
+    }
+
+    /// Removes a resource template at run time; tells clients if it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = {
+            let mut templates = write_lock(&self.inner.templates);
+            let templates = templates.items_mut();
+            let before = templates.len();
+            templates.retain(|t| t.template.uri_template != uri_template);
+            before != templates.len()
+        };
+        if removed {
+            self.notify(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces, by name) a prompt at run time and tells clients the list
+    /// changed.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F)
+    where
+        F: Fn(Map<String, Value>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoPromptResult,
+    {
+        let entry = builder::prompt_entry(prompt, handler);
+        {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let prompts = prompts.items_mut();
+            prompts.retain(|p| p.prompt.name != entry.prompt.name);
+            prompts.push(entry);
+        }
+        self.notify(ServerEvent::PromptsChanged);
+    }
+
+    /// Removes a prompt at run time; tells clients if it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = {
+            let mut prompts = write_lock(&self.inner.prompts);
+            let prompts = prompts.items_mut();
+            let before = prompts.len();
+            prompts.retain(|p| p.prompt.name != name);
+            before != prompts.len()
+        };
+        if removed {
+            self.notify(ServerEvent::PromptsChanged);
+        }
+        removed
+    }
+
     /// Announces a change to every connected client that can hear it.
     pub fn notify(&self, event: ServerEvent) {
         // No receiver simply means no client is connected.
@@ -222,6 +338,15 @@ impl Server {
         caps.insert("logging".into(), json!({}));
         if i.completion.is_some() {
             caps.insert("completions".into(), json!({}));
+        }
+        if i.offers_tasks {
+            // 2025-11-25 reads `tasks`, 2026-07-28 `extensions`: projection keeps each
+            // where its revision defines it (and neither elsewhere).
+            caps.insert(
+                "tasks".into(),
+                json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            );
+            caps.insert("extensions".into(), json!({ tasks::TASKS_EXTENSION: {} }));
         }
         Value::Object(caps)
     }

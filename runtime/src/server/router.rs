@@ -15,6 +15,7 @@ use crate::protocol::method::McpMethod;
 use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
+use crate::server::tasks::call::{TaskMode, TaskRun};
 use crate::wire::{Encoded, ErrorCode, RpcError};
 
 /// Decodes `params` into the revision's generated params type of method `M`: params that
@@ -120,13 +121,10 @@ impl Server {
                     params
                 ))?;
                 let offset = decode_cursor(params)?;
-                self.inner
-                    .templates
-                    .page(v, offset, self.page_size(), |items, next| {
-                        let items: Vec<&ResourceTemplate> =
-                            items.iter().map(|t| &t.template).collect();
-                        shape::list_resource_templates(v, info, &items, next)
-                    })
+                read_lock(&self.inner.templates).page(v, offset, self.page_size(), |items, next| {
+                    let items: Vec<&ResourceTemplate> = items.iter().map(|t| &t.template).collect();
+                    shape::list_resource_templates(v, info, &items, next)
+                })
             }
             McpMethod::ListPrompts => {
                 self.require("prompts", method)?;
@@ -172,17 +170,27 @@ impl Server {
         match method {
             McpMethod::CallTool => {
                 self.require("tools", method)?;
+                // 2025-11-25's task flag, read before the params are taken apart.
+                let task_param = params.and_then(|p| p.get("task")).cloned();
                 // Decoded once into the revision's params type, from the params
                 // themselves; name and arguments are moved out of it.
                 let (name, arguments) = by_revision!(v, |m| {
                     let p = decode_params::<m::methods::CallTool>(owned_params)?;
                     (p.name, p.arguments)
                 });
-                let handler = read_lock(&self.inner.tools)
+                let (handler, support, deferred) = read_lock(&self.inner.tools)
                     .iter()
                     .find(|t| t.tool.name == name)
-                    .map(|t| Arc::clone(&t.handler))
+                    .map(|t| {
+                        (
+                            Arc::clone(&t.handler),
+                            t.tool.task_support,
+                            t.tool.task_started_by_handler,
+                        )
+                    })
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                let mode =
+                    self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
                 let round = ctx.asker().clone();
                 // A modern call may end `input_required`, with a state bound to the tool
                 // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
@@ -194,7 +202,23 @@ impl Server {
                     }
                     _ => None,
                 };
-                let result = handler(arguments.unwrap_or_default(), ctx).await;
+                let result = match mode {
+                    TaskMode::Direct => handler(arguments.unwrap_or_default(), ctx).await,
+                    mode => match self
+                        .run_task(
+                            v,
+                            mode,
+                            handler,
+                            arguments.unwrap_or_default(),
+                            ctx,
+                            task_param.as_ref(),
+                        )
+                        .await?
+                    {
+                        TaskRun::Created(answer) => return Ok(answer),
+                        TaskRun::Finished(result) => result,
+                    },
+                };
                 let arguments = kept_arguments.unwrap_or(Value::Null);
                 if let Some(answer) =
                     input_required(v, info, &round, &Value::String(name), &arguments)?
@@ -213,7 +237,7 @@ impl Server {
                     .find(|r| r.resource.uri == uri)
                     .map(|r| (Arc::clone(&r.handler), BTreeMap::new()))
                     .or_else(|| {
-                        self.inner.templates.iter().find_map(|t| {
+                        read_lock(&self.inner.templates).iter().find_map(|t| {
                             t.parsed
                                 .matches(&uri)
                                 .map(|vars| (Arc::clone(&t.handler), vars))
@@ -295,8 +319,15 @@ impl Server {
                 shape::complete(v, info, &completion)
             }
             McpMethod::SubscriptionsListen => self.listen(v, params, ctx).await,
-            // Tasks (2025-11-25, experimental): not offered; the capability is never
-            // declared, so a conforming client does not call these.
+            // Tasks (2025-11-25): served when some tool runs as a task, else -32601.
+            McpMethod::GetTask
+            | McpMethod::GetTaskPayload
+            | McpMethod::ListTasks
+            | McpMethod::CancelTask => {
+                let owner = ctx.task_owner();
+                self.legacy_task_request(v, method, params, &owner, &ctx.cancellation())
+                    .await
+            }
             _ => Err(RpcError::method_not_found(method.name())),
         }
     }
@@ -331,9 +362,7 @@ impl Server {
         read_lock(&self.inner.resources)
             .iter()
             .any(|r| r.resource.uri == uri)
-            || self
-                .inner
-                .templates
+            || read_lock(&self.inner.templates)
                 .iter()
                 .any(|t| t.parsed.matches(uri).is_some())
     }

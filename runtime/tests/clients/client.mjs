@@ -1,6 +1,6 @@
 // Official MCP TypeScript SDK client (ts-* ids): connects to a server (spawned over stdio, or at a URL), runs a
 // scenario, prints one JSON line.
-// Usage: node client.mjs <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
+// Usage: node client.mjs <client-id> [--scenario basic|ask|poll|task] (-- <server command> [args...] | --url <url>)
 //   --url .../sse  -> the SDK's HTTP+SSE client transport (2024-11-05); any other URL -> its Streamable HTTP one.
 // It loads the SDKs from ./node_modules beside itself: install.sh installs them outside the source tree and
 // run-client.sh runs a copy of this file placed there.
@@ -19,7 +19,7 @@ const CLIENTS = {
   'ts-sse-1.9.0': { alias: 'sdk-sse-1.9.0' },
 };
 
-const USAGE = `usage: client.mjs <${Object.keys(CLIENTS).join('|')}> [--scenario basic|ask] (-- <command> [args...] | --url <url>)`;
+const USAGE = `usage: client.mjs <${Object.keys(CLIENTS).join('|')}> [--scenario basic|ask|poll|task] (-- <command> [args...] | --url <url>)`;
 const [id, ...rest] = process.argv.slice(2);
 const spec = CLIENTS[id];
 let scenario = 'basic';
@@ -33,7 +33,7 @@ for (let i = 0; i < rest.length && !usageError; i++) {
     usageError = !command;
     break;
   } else if (rest[i] === '--url' && i + 1 < rest.length) url = rest[++i];
-  else if (rest[i] === '--scenario' && ['basic', 'ask'].includes(rest[i + 1])) scenario = rest[++i];
+  else if (rest[i] === '--scenario' && ['basic', 'ask', 'poll', 'task'].includes(rest[i + 1])) scenario = rest[++i];
   else usageError = true;
 }
 usageError ||= !command === !url; // exactly one of `-- command` and `--url`
@@ -148,6 +148,33 @@ async function run() {
     out.elicitationResult = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
     out.asked = asked;
     out.wire = wire;
+    await client.close();
+    out.ok = true;
+    return out;
+  }
+  if (scenario === 'task') {
+    // 2025-11-25 experimental tasks (1.x releases that have them): listTools taught the client which tools run as
+    // tasks (execution.taskSupport), so callToolStream augments the call with `task`, then polls tasks/get and
+    // fetches tasks/result; every message it yields is recorded.
+    if (!client.experimental?.tasks) throw new Error(`${pkg.name}@${pkg.version} has no client task support`);
+    out.taskMessages = [];
+    const stream = client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 1, label: 'sdk' } });
+    for await (const message of stream) {
+      out.taskMessages.push(message.type);
+      if (message.type === 'taskCreated') out.taskId = message.task.taskId;
+      if (message.type === 'result') out.taskResult = message.result;
+      if (message.type === 'error') throw message.error;
+    }
+    out.task = await client.experimental.tasks.getTask(out.taskId);
+    out.tasksListed = (await client.experimental.tasks.listTasks()).tasks.map((t) => t.taskId);
+    await client.close();
+    out.ok = true;
+    return out;
+  }
+  if (scenario === 'poll') {
+    // test_reconnection answers after the server closed the connection of its SSE stream (2025-11-25 SSE polling):
+    // the SDK must reconnect with Last-Event-ID to receive the answer.
+    out.callResult = await client.callTool({ name: 'test_reconnection', arguments: {} });
     await client.close();
     out.ok = true;
     return out;

@@ -1,6 +1,6 @@
 # Official MCP Python SDK client (py-* ids): connects to a server (spawned over stdio, or at a URL), runs a scenario,
 # prints one JSON line.
-# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
+# Usage: <venv>/bin/python client.py <client-id> [--scenario basic|ask|poll|task] (-- <server command> [args...] | --url <url>)
 #   (run-client.sh picks the venv)   --url .../sse -> the SDK's HTTP+SSE client; any other URL -> its Streamable HTTP one.
 import inspect
 import json
@@ -55,10 +55,40 @@ async def scenario(api, out):
     out["prompt"] = dump(await api.get_prompt(prompt["name"], {})) if prompt else None
 
 
+async def task_scenario(session, out):
+    """2025-11-25 experimental tasks (1.x releases that have them): calls slow_compute as a task, polls tasks/get
+    until it ends, fetches tasks/result, lists the tasks."""
+    if not hasattr(session, "experimental") or not hasattr(session.experimental, "call_tool_as_task"):
+        raise RuntimeError(f"mcp@{version('mcp')} has no client task support")
+    from mcp.types import CallToolResult
+
+    out["tools"] = [t.name for t in (await session.list_tools()).tools]
+    created = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 1, "label": "sdk"}, ttl=60000)
+    task_id = created.task.taskId
+    out["taskId"] = task_id
+    statuses = []
+    async for status in session.experimental.poll_task(task_id):
+        statuses.append(status.status)
+    out["taskStatuses"] = statuses
+    out["taskResult"] = dump(await session.experimental.get_task_result(task_id, CallToolResult))
+    out["task"] = dump(await session.experimental.get_task(task_id))
+    out["tasksListed"] = [t.taskId for t in (await session.experimental.list_tasks()).tasks]
+
+
 async def ask_scenario(api, out):
     out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
     out["samplingResult"] = dump(await api.call_tool("test_sampling", {"prompt": "What is the capital of France?"}))
     out["elicitationResult"] = dump(await api.call_tool("test_elicitation", {"message": "Who are you?"}))
+
+
+async def poll_scenario(api, out):
+    """Calls `test_reconnection`, whose answer comes after the server closed the connection of its SSE stream
+    (2025-11-25 SSE polling): the SDK must reconnect with Last-Event-ID to receive it."""
+    out["tools"] = [t["name"] for t in dump(await api.list_tools())["tools"]]
+    out["callResult"] = dump(await api.call_tool("test_reconnection", {}))
+
+
+SCENARIOS = {"basic": scenario, "ask": ask_scenario, "poll": poll_scenario, "task": task_scenario}
 
 
 def ask_callbacks(asked):
@@ -150,7 +180,7 @@ async def run(client_id, scenario_name, target):
     mode = CLIENTS[client_id]
     asked = []
     callbacks = ask_callbacks(asked) if scenario_name == "ask" else {}
-    body = ask_scenario if scenario_name == "ask" else scenario
+    body = SCENARIOS[scenario_name]
     if mode is None:
         from mcp import ClientSession
 
@@ -202,7 +232,7 @@ def parse(argv):
             break
         if rest[i] == "--url" and i + 1 < len(rest):
             url = rest[i + 1]
-        elif rest[i] == "--scenario" and i + 1 < len(rest) and rest[i + 1] in ("basic", "ask"):
+        elif rest[i] == "--scenario" and i + 1 < len(rest) and rest[i + 1] in SCENARIOS:
             scenario_name = rest[i + 1]
         else:
             return None
@@ -217,7 +247,7 @@ def main():
     parsed = parse(sys.argv[1:])
     if parsed is None:
         print(
-            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask] (-- <command> [args...] | --url <url>)",
+            f"usage: client.py <{'|'.join(CLIENTS)}> [--scenario basic|ask|poll|task] (-- <command> [args...] | --url <url>)",
             file=sys.stderr,
         )
         sys.exit(2)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one pinned official MCP client against a server and prints its one-line JSON summary.
-# Usage: run-client.sh <client-id> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)
+# Usage: run-client.sh <client-id> [--scenario basic|ask|poll|task] (-- <server command> [args...] | --url <url>)
 #   `-- command` spawns the server over stdio; `--url http://HOST:PORT/mcp` uses the SDK's Streamable HTTP client,
 #   `--url http://HOST:PORT/sse` its HTTP+SSE client. Clients from MCP_CLIENTS_DIR (default <repo>/target/clients),
 #   where install.sh puts them.
@@ -27,5 +27,5 @@ case "$id" in
   py-*)
     [ -x "$DIR/$id/bin/python" ] || not_installed "$DIR/$id"
     exec "$DIR/$id/bin/python" "$HERE/client.py" "$@" ;;
-  *) echo "usage: run-client.sh <ts-...|py-...> [--scenario basic|ask] (-- <server command> [args...] | --url <url>)" >&2; exit 2 ;;
+  *) echo "usage: run-client.sh <ts-...|py-...> [--scenario basic|ask|poll|task] (-- <server command> [args...] | --url <url>)" >&2; exit 2 ;;
 esac

@@ -3,7 +3,8 @@
 # and older), and one of the real servers the client is tested against (tests/client_interop.rs, every venv).
 # It offers what client.py / client.mjs ask for: tools test_simple_text, test_sampling (asks the client's model; 1.x),
 # test_elicitation (asks the user; mcp 1.10+), test_tool_with_progress; resource test://static-text; prompt
-# test_simple_prompt.
+# test_simple_prompt; and for the bridge's tests test_counted_asks (counts its runs, asks twice) and test_add_items
+# (changes every list at run time, mcp 1.x).
 # Usage: <venv>/bin/python server.py [--http PORT]      (stdio, or Streamable HTTP at http://127.0.0.1:PORT/mcp)
 import json
 import sys
@@ -56,6 +57,55 @@ async def test_tool_with_progress(ctx: Context) -> str:
     for step in (0, 50, 100):
         await ctx.report_progress(step, 100)
     return "Progress reported"
+
+
+# How often test_counted_asks started (mcp-bridge must not start an upstream call again for each input_required round
+# of a 2026-07-28 client).
+RUNS = {"counted": 0}
+
+
+@mcp.tool()
+async def test_counted_asks(ctx: Context) -> str:
+    """Counts its runs, then asks the client's model twice, one question after the other"""
+    RUNS["counted"] += 1
+    run = RUNS["counted"]
+    answers = []
+    for question in ("First question?", "Second question?"):
+        result = await ctx.session.create_message(
+            messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))],
+            max_tokens=100,
+            related_request_id=ctx.request_id,
+        )
+        answers.append(result.content.text if result.content.type == "text" else "")
+    return f"run {run}: {' | '.join(answers)}"
+
+
+@mcp.tool()
+async def test_add_items(ctx: Context) -> str:
+    """Adds a tool, a resource, a resource template and a prompt, then announces the three list changes (mcp 1.x)"""
+
+    def test_added_tool() -> str:
+        """Added at run time"""
+        return "added tool"
+
+    def added_resource() -> str:
+        return "added resource"
+
+    def added_template(item: str) -> str:
+        return f"added template item {item}"
+
+    def test_added_prompt() -> str:
+        """Added at run time"""
+        return "added prompt"
+
+    mcp.add_tool(test_added_tool)
+    mcp.resource("test://added", mime_type="text/plain")(added_resource)
+    mcp.resource("test://added/{item}", mime_type="text/plain")(added_template)
+    mcp.prompt()(test_added_prompt)
+    await ctx.session.send_tool_list_changed()
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_prompt_list_changed()
+    return "added"
 
 
 @mcp.resource("test://static-text", mime_type="text/plain")

@@ -30,6 +30,25 @@ impl SseEvent {
             .map_err(|e| format!("an SSE event whose data is not JSON ({e}): {:?}", self.raw))
     }
 
+    /// The `retry:` field (the reconnection delay a polling server advises), if any.
+    pub fn retry(&self) -> Option<u64> {
+        self.raw
+            .lines()
+            .find_map(|l| l.strip_prefix("retry:"))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// Whether it is a priming event (SSE polling, 2025-11-25): an id and empty data.
+    pub fn is_priming(&self) -> bool {
+        self.id.is_some() && self.data.is_empty() && self.raw.lines().any(|l| l.starts_with("data"))
+    }
+
+    /// Whether it carries nothing but a `retry:` field (what a polling server sends before
+    /// it closes a connection).
+    pub fn is_retry_only(&self) -> bool {
+        self.retry().is_some() && self.raw.lines().all(|l| l.starts_with("retry:"))
+    }
+
     fn parse(raw: &str) -> SseEvent {
         let mut id = None;
         let mut kind = String::from("message");

@@ -20,14 +20,19 @@ use reqwest::StatusCode;
 use super::sse;
 use super::stdio::error_object;
 use super::{Incoming, IncomingTx, Link, LinkFuture, LinkKind, Outbound, OutboundKind};
-use crate::client::error::ClientError;
+use crate::client::error::{ClientError, ClientErrorKind};
 use crate::wire::{self, Frame, Message, RequestId};
 
-/// How often a response stream that ended early is resumed before the request fails.
+/// How often in a row a response stream that ended early is resumed without the server
+/// sending anything before the request fails. A reconnection that reads anything (an
+/// event, a `retry`) starts the count again: a server that polls (2025-11-25) closes
+/// each connection of a long request's stream, as often as it takes.
 const MAX_RESUMPTIONS: usize = 5;
 /// The wait before resuming when the server gave no `retry` advice.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// How many times the session's GET stream is re-opened after it ends.
+/// How many times in a row the session's GET stream is re-opened after it ends without
+/// the server sending anything (a polling server's connections that carry something
+/// start the count again).
 const MAX_GET_REOPENS: usize = 3;
 
 /// Settings of an HTTP link.
@@ -37,6 +42,8 @@ pub(crate) struct HttpSettings {
     pub(crate) headers: Vec<(String, String)>,
     /// Whether a legacy session opens its GET stream.
     pub(crate) get_stream: bool,
+    /// OAuth, when configured: every request goes through it.
+    pub(crate) auth: Option<Arc<crate::client::auth::Authorizer>>,
 }
 
 struct State {
@@ -137,13 +144,17 @@ impl Shared {
             ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
-        self.http
+        let request = self
+            .http
             .post(self.url.clone())
             .headers(headers)
-            .body(out.json.clone())
-            .send()
-            .await
-            .map_err(|e| ClientError::transport(format!("POST {}: {e}", self.url)))
+            .body(out.json.clone());
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("POST {}", self.url),
+        )
+        .await
     }
 
     fn fail(&self, id: &RequestId, error: ClientError) {
@@ -156,10 +167,25 @@ impl Shared {
     /// One request's exchange: the POST, then its JSON or SSE answer, resumed if its
     /// stream ends early in a legacy session.
     async fn exchange(self: Arc<Self>, id: RequestId, out: Outbound) {
+        let sent_on = lock(&self.state).session_id.clone();
         let response = match self.post(&out).await {
             Ok(r) => r,
             Err(e) => return self.fail(&id, e),
         };
+        if response.status() == StatusCode::NOT_FOUND {
+            if let Some(ended) = sent_on {
+                // The server no longer knows the session, and did not run the request:
+                // the client starts a new session (the spec's MUST) and sends it again.
+                self.forget_session(&ended);
+                return self.fail(
+                    &id,
+                    ClientError::new(
+                        ClientErrorKind::SessionExpired,
+                        "the server ended the session (HTTP 404)",
+                    ),
+                );
+            }
+        }
         if out.opens_session && response.status().is_success() {
             self.keep_session_id(response.headers());
         }
@@ -201,6 +227,19 @@ impl Shared {
             ),
         };
         self.fail(&id, ClientError::transport(message));
+    }
+
+    /// Forgets session `ended` (the server answered 404 for it), unless a new one took
+    /// its place already: later requests go without it until `initialize` opens the next,
+    /// and its GET stream stops.
+    fn forget_session(&self, ended: &str) {
+        let mut state = lock(&self.state);
+        if state.session_id.as_deref() == Some(ended) {
+            state.session_id = None;
+            if let Some(get) = state.get_stream.take() {
+                get.abort();
+            }
+        }
     }
 
     /// Delivers a JSON body's messages; whether the answer to `id` was among them (an
@@ -276,10 +315,12 @@ impl Shared {
     /// event id to resume from); fails the request otherwise.
     async fn resume(&self, id: &RequestId, mut parser: sse::Parser) {
         let legacy = lock(&self.state).protocol_version.is_some();
-        for _ in 0..MAX_RESUMPTIONS {
+        let mut idle = 0;
+        while idle < MAX_RESUMPTIONS {
             let Some(last_id) = parser.last_id.clone().filter(|_| legacy) else {
                 break;
             };
+            idle += 1;
             let wait = parser.retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
             tokio::time::sleep(wait).await;
             let Ok(response) = self.get(Some(&last_id)).await else {
@@ -288,8 +329,12 @@ impl Shared {
             if !response.status().is_success() {
                 break;
             }
+            let before = parser.fields;
             if self.read_events(response, &mut parser, Some(id)).await {
                 return;
+            }
+            if parser.fields > before {
+                idle = 0;
             }
         }
         self.fail(
@@ -304,12 +349,13 @@ impl Shared {
         if let Some(Ok(v)) = last_event_id.map(HeaderValue::from_str) {
             headers.insert("last-event-id", v);
         }
-        self.http
-            .get(self.url.clone())
-            .headers(headers)
-            .send()
-            .await
-            .map_err(|e| ClientError::transport(format!("GET {}: {e}", self.url)))
+        let request = self.http.get(self.url.clone()).headers(headers);
+        crate::client::auth::send(
+            self.settings.auth.as_ref(),
+            request,
+            &format!("GET {}", self.url),
+        )
+        .await
     }
 
     /// The session's GET stream: what the server sends outside any request. `opened`
@@ -333,7 +379,11 @@ impl Shared {
                 // 405: the server offers no GET stream; anything else: give up quietly.
                 _ => return,
             };
+            let before = parser.fields;
             self.read_events(response, &mut parser, None).await;
+            if parser.fields > before {
+                reopens = 0;
+            }
             reopens += 1;
             if reopens > MAX_GET_REOPENS {
                 return;
@@ -380,13 +430,14 @@ impl Drop for HttpLink {
         };
         if let (Some(session), Ok(runtime)) = (session, tokio::runtime::Handle::try_current()) {
             let (http, url) = (self.0.http.clone(), self.0.url.clone());
+            let auth = self.0.settings.auth.clone();
             runtime.spawn(async move {
-                let _ = http
+                let what = format!("DELETE {url}");
+                let request = http
                     .delete(url)
                     .header("mcp-session-id", session)
-                    .timeout(Duration::from_secs(5))
-                    .send()
-                    .await;
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::client::auth::send(auth.as_ref(), request, &what).await;
             });
         }
     }
@@ -430,6 +481,12 @@ impl Link for HttpLink {
         }
     }
 
+    fn has_session(&self) -> bool {
+        let state = lock(&self.0.state);
+        // A 2026-07-28 exchange has no session and needs none.
+        state.session_id.is_some() || state.protocol_version.is_none()
+    }
+
     fn session_opened(&self, version: crate::ProtocolVersion) {
         lock(&self.0.state).protocol_version = Some(version.as_str().to_owned());
     }
@@ -463,14 +520,18 @@ impl Link for HttpLink {
             };
             if session {
                 let headers = self.0.base_headers(&[]);
-                let _ = self
+                let request = self
                     .0
                     .http
                     .delete(self.0.url.clone())
                     .headers(headers)
-                    .timeout(Duration::from_secs(5))
-                    .send()
-                    .await;
+                    .timeout(Duration::from_secs(5));
+                let _ = crate::client::auth::send(
+                    self.0.settings.auth.as_ref(),
+                    request,
+                    &format!("DELETE {}", self.0.url),
+                )
+                .await;
                 lock(&self.0.state).session_id = None;
             }
         })

@@ -15,6 +15,7 @@ use crate::wire::RequestId;
 
 pub(crate) struct LegacySseLink {
     http: reqwest::Client,
+    auth: Option<std::sync::Arc<crate::client::auth::Authorizer>>,
     endpoint: reqwest::Url,
     headers: HeaderMap,
     incoming: IncomingTx,
@@ -44,13 +45,13 @@ impl LegacySseLink {
         let http = http_client()?;
         let url = parse_url(url)?;
         let headers = header_map(&settings.headers);
-        let mut response = http
+        let request = http
             .get(url.clone())
             .headers(headers.clone())
-            .header(ACCEPT, "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| ClientError::transport(format!("GET {url}: {e}")))?;
+            .header(ACCEPT, "text/event-stream");
+        let mut response =
+            crate::client::auth::send(settings.auth.as_ref(), request, &format!("GET {url}"))
+                .await?;
         if !response.status().is_success() {
             return Err(ClientError::transport(format!(
                 "GET {url}: HTTP {} (not an HTTP+SSE endpoint)",
@@ -84,6 +85,7 @@ impl LegacySseLink {
         let task = tokio::spawn(read_stream(response, parser, incoming.clone()));
         Ok(LegacySseLink {
             http,
+            auth: settings.auth.clone(),
             endpoint,
             headers,
             incoming,
@@ -132,25 +134,31 @@ impl Link for LegacySseLink {
         Box::pin(async move {
             let mut headers = self.headers.clone();
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            let result = self
+            let request = self
                 .http
                 .post(self.endpoint.clone())
                 .headers(headers)
-                .body(out.json.clone())
-                .send()
-                .await;
+                .body(out.json.clone());
+            let result = crate::client::auth::send(
+                self.auth.as_ref(),
+                request,
+                &format!("POST {}", self.endpoint),
+            )
+            .await;
             let failure = match result {
                 Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => format!("POST {}: HTTP {}", self.endpoint, r.status()),
-                Err(e) => format!("POST {}: {e}", self.endpoint),
+                Ok(r) => {
+                    ClientError::transport(format!("POST {}: HTTP {}", self.endpoint, r.status()))
+                }
+                Err(e) => e,
             };
             if let OutboundKind::Request(id) = &out.kind {
                 let _ = self.incoming.send(Incoming::Failed {
                     id: id.clone(),
-                    error: ClientError::transport(failure.clone()),
+                    error: failure.clone(),
                 });
             }
-            Err(ClientError::transport(failure))
+            Err(failure)
         })
     }
 

@@ -95,6 +95,12 @@ pub(crate) trait Link: Send + Sync + 'static {
     /// header of every later request).
     fn session_opened(&self, version: crate::ProtocolVersion);
 
+    /// Whether the link has a session to send requests on: `false` once an HTTP server
+    /// ended it (404) and until a new `initialize` opens another.
+    fn has_session(&self) -> bool {
+        true
+    }
+
     /// The session is initialized: opens what carries the server's unsolicited messages
     /// (HTTP: the session's GET stream), resolving once it is open or refused.
     fn listen(&self) -> LinkFuture<'_, ()> {

@@ -23,6 +23,9 @@ pub(crate) struct Parser {
     pub(crate) last_id: Option<String>,
     /// The last `retry:` advice, in milliseconds.
     pub(crate) retry_ms: Option<u64>,
+    /// How many fields (`id`, `data`, `retry`, …) were read: a polling server's
+    /// connection that carried any is one that worked, even without a message.
+    pub(crate) fields: u64,
 }
 
 impl Parser {
@@ -56,6 +59,7 @@ impl Parser {
         if line.starts_with(':') {
             return None;
         }
+        self.fields += 1;
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line, ""),

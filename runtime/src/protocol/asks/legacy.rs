@@ -74,9 +74,22 @@ pub(super) async fn ask(
     pending: &Arc<Pending>,
     timeout: Duration,
     ask: &Ask,
+    related_task: Option<&str>,
 ) -> Result<Value, AskError> {
     let v = peer.version;
-    let params = ask.request_params(v)?;
+    let mut params = ask.request_params(v)?;
+    if let (Some(task), Value::Object(p)) = (related_task, &mut params) {
+        // Added after projection: `_meta` is an open object in every revision.
+        let meta = p
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(
+                "io.modelcontextprotocol/related-task".into(),
+                serde_json::json!({"taskId": task}),
+            );
+        }
+    }
     let (id, rx) = pending.register();
     // If this future is dropped before the answer (the asking request was cancelled and its
     // handler dropped), the guard forgets the request and tells the client to stop.

@@ -36,11 +36,27 @@ pub(crate) enum Asker {
         pending: Arc<Pending>,
         /// How long to wait for an answer.
         timeout: Duration,
+        /// The 2025-11-25 task the asks belong to: named in each request's `_meta`
+        /// (`io.modelcontextprotocol/related-task`), as that revision requires.
+        related_task: Option<Arc<str>>,
     },
     /// A modern request: collect, answer `input_required`.
     Modern(Arc<Round>),
+    /// A 2026-07-28 task: the asks become the task's `inputRequests`, answered by
+    /// `tasks/update`.
+    Task(Arc<dyn TaskInput>),
     /// Nowhere (notifications, list methods): asking is an error.
     None,
+}
+
+/// Where a 2026-07-28 task's asks wait for their answers (the server's task registry).
+pub(crate) trait TaskInput: Send + Sync + std::fmt::Debug {
+    /// Publishes the requests (`{method, params}`, each under its key or a fresh one) and
+    /// waits for every answer, in order.
+    fn request_input(
+        &self,
+        requests: Vec<(Option<String>, Value)>,
+    ) -> crate::combine::BoxFuture<'_, Result<Vec<Value>, AskError>>;
 }
 
 pub(crate) async fn ask_all(
@@ -110,10 +126,37 @@ pub(crate) async fn ask_all(
                 Ok(answers)
             }
         }
-        Asker::Legacy { pending, timeout } => {
+        Asker::Task(input) => {
+            let mut requests = Vec::with_capacity(asks.len());
+            for (key, ask) in &asks {
+                let params = ask.request_params(v)?;
+                requests.push((
+                    key.clone(),
+                    json!({"method": ask.method(), "params": params}),
+                ));
+            }
+            let answers = input.request_input(requests).await?;
+            for (answer, (_, ask)) in answers.iter().zip(&asks) {
+                ask.check_answer(v, answer).map_err(|e| {
+                    AskError::new(
+                        AskErrorKind::InvalidAnswer,
+                        RpcError::internal(format!(
+                            "the client's answer to `{}` is invalid: {e}",
+                            ask.method()
+                        )),
+                    )
+                })?;
+            }
+            Ok(answers)
+        }
+        Asker::Legacy {
+            pending,
+            timeout,
+            related_task,
+        } => {
             let calls = asks
                 .iter()
-                .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask));
+                .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask, related_task.as_deref()));
             crate::combine::try_join_all(calls.collect()).await
         }
     }

@@ -173,6 +173,12 @@ impl Round {
         }
     }
 
+    /// The keys of the answers this round carries (the verified state's and
+    /// `inputResponses`).
+    pub(crate) fn answered_keys(&self) -> Vec<String> {
+        self.answers.keys().cloned().collect()
+    }
+
     pub(super) fn next_key(&self) -> String {
         format!("input-{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1)
     }

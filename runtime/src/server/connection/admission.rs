@@ -4,6 +4,7 @@
 //! notifications a server acts on, and the context a handler gets.
 
 use super::*;
+use crate::server::context::TaskScope;
 
 impl Connection {
     pub(super) fn notification(&self, method: &str, params: Option<&Value>) {
@@ -59,6 +60,7 @@ impl Connection {
             Asker::Legacy {
                 pending: Arc::clone(&self.pending),
                 timeout: self.server.limits().ask_timeout,
+                related_task: None,
             },
             self.server.inner.events.clone(),
         );
@@ -87,6 +89,27 @@ impl Connection {
                 Err(e) => return Admission::Answer(Err(e)),
             };
             let v = meta.version;
+            if server.serves_extension_method(method) {
+                let owner = principal.map_or_else(
+                    || MODERN_OWNER.to_owned(),
+                    |p| format!("principal:{}", p.identity()),
+                );
+                let name = crate::server::tasks::methods::EXTENSION_METHODS
+                    .into_iter()
+                    .find(|m| *m == method)
+                    .unwrap_or("tasks");
+                let server = server.clone();
+                let params = params.cloned();
+                let caps = meta.client_capabilities;
+                return Admission::Work(
+                    name,
+                    Box::pin(async move {
+                        server
+                            .extension_task_request(v, name, params, &caps, &owner)
+                            .await
+                    }),
+                );
+            }
             let method = match method::admit(v, method) {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
@@ -118,7 +141,12 @@ impl Connection {
                 log,
                 asker,
                 self.server.inner.events.clone(),
-            );
+            )
+            .with_task_scope(TaskScope {
+                owner: MODERN_OWNER.to_owned(),
+                session: None,
+                ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
+            });
             return Admission::Handler(v, method, ctx);
         }
         let lifecycle = lock(&self.state).lifecycle;
@@ -170,9 +198,15 @@ impl Connection {
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),
                         timeout: self.server.limits().ask_timeout,
+                        related_task: None,
                     },
                     self.server.inner.events.clone(),
-                );
+                )
+                .with_task_scope(TaskScope {
+                    owner: self.task_owner.clone(),
+                    session: Some(self.out.clone()),
+                    ends_with: Some(self.closed.clone()),
+                });
                 Admission::Handler(v, method, ctx)
             }
         }
@@ -249,4 +283,13 @@ impl Connection {
 pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
+    /// Work prepared here, run like a handler (the tasks extension's methods).
+    Work(
+        &'static str,
+        crate::combine::BoxFuture<'static, Result<Encoded, RpcError>>,
+    ),
 }
+
+/// Who owns the tasks of unauthenticated 2026-07-28 requests: without a principal or a
+/// session there is no one else to bind them to (the task id is the only key).
+const MODERN_OWNER: &str = "anonymous";

@@ -58,6 +58,12 @@ pub struct Connection {
     log_level: SharedLogLevel,
     closed: CancellationToken,
     pending: Arc<Pending>,
+    /// Owns the tasks a legacy client creates here (random per connection: a session's
+    /// tasks are its own).
+    task_owner: String,
+    /// Whether the tasks started here end with the connection (a stdio peer, a legacy
+    /// session); a stateless HTTP request's tasks outlive it.
+    tasks_end_with_it: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -68,7 +74,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Connection {
     /// A connection whose outgoing messages are sent to `out`.
     pub fn new(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
-        let conn = Connection::stateless(server, out);
+        let mut conn = Connection::stateless(server, out);
+        if let Some(c) = Arc::get_mut(&mut conn) {
+            c.tasks_end_with_it = true;
+        }
         Connection::forward_events(&conn);
         conn
     }
@@ -88,6 +97,8 @@ impl Connection {
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
             pending: Arc::new(Pending::default()),
+            task_owner: session_owner(),
+            tasks_end_with_it: false,
         })
     }
 
@@ -270,12 +281,13 @@ impl Connection {
                         };
                         return Dispatched::Ready(answer);
                     }
-                    Admission::Handler(v, m, ctx) => (
+                    Admission::Handler(v, m, ctx) => Work::Handler(
                         v,
                         m,
                         ctx.with_request_id(id.clone())
                             .with_principal(principal.cloned()),
                     ),
+                    Admission::Work(method, work) => Work::Given(method, work),
                 };
                 {
                     // Checked again with the insertion: HTTP session POSTs are handled
@@ -288,11 +300,19 @@ impl Connection {
                 }
                 let conn = Arc::clone(self);
                 Dispatched::Task(Box::pin(async move {
-                    let (v, method, ctx) = admitted;
                     let server = conn.server.clone();
-                    let work = combine::catch_unwind(AssertUnwindSafe(async {
-                        server.handle(v, method, params, ctx).await
-                    }));
+                    let (method, work) = match admitted {
+                        Work::Handler(v, method, ctx) => {
+                            let server = server.clone();
+                            let work: BoxFuture<'static, _> =
+                                Box::pin(
+                                    async move { server.handle(v, method, params, ctx).await },
+                                );
+                            (method.name(), work)
+                        }
+                        Work::Given(method, work) => (method, work),
+                    };
+                    let work = combine::catch_unwind(AssertUnwindSafe(work));
                     let timeout = server.limits().request_timeout;
                     let outcome =
                         match first(token.cancelled(), tokio::time::timeout(timeout, work)).await {
@@ -357,6 +377,19 @@ impl Connection {
     }
 }
 
+/// A random owner name for one connection's tasks.
+fn session_owner() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::getrandom(&mut bytes).is_err() {
+        // Without OS randomness, the address of a fresh allocation still tells live
+        // connections apart.
+        let marker = Box::new(0u8);
+        return format!("session:{:p}", &*marker);
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("session:{hex}")
+}
+
 impl Drop for Connection {
     fn drop(&mut self) {
         // Ends the task that forwards server events to this peer (it only holds a weak
@@ -365,8 +398,18 @@ impl Drop for Connection {
     }
 }
 
+/// What an admitted request runs: the author's handler through the router, or work
+/// admission prepared (the 2026-07-28 tasks extension's methods), named by its method.
+// Built once per request and moved straight into its future: boxing the context would
+// add an allocation to every request for nothing.
+#[allow(clippy::large_enum_variant)]
+enum Work {
+    Handler(ProtocolVersion, McpMethod, Context),
+    Given(&'static str, BoxFuture<'static, Result<Encoded, RpcError>>),
+}
+
 /// A batch member answered at once, as a task like the others.
-fn ready(answer: Outgoing) -> BoxFuture<Option<Outgoing>> {
+fn ready(answer: Outgoing) -> BoxFuture<'static, Option<Outgoing>> {
     Box::pin(std::future::ready(Some(answer)))
 }
 
@@ -378,5 +421,5 @@ enum Dispatched {
     Ready(Outgoing),
     /// The request's handler, to run concurrently; it yields the answer, or nothing if
     /// the request was cancelled.
-    Task(BoxFuture<Option<Outgoing>>),
+    Task(BoxFuture<'static, Option<Outgoing>>),
 }

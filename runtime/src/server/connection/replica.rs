@@ -16,6 +16,7 @@ impl Connection {
         let mut conn = Connection::stateless(server, out);
         if let Some(c) = Arc::get_mut(&mut conn) {
             c.pending = Arc::new(Pending::prefixed(replica));
+            c.tasks_end_with_it = true;
         }
         Connection::forward_events(&conn);
         conn
@@ -43,6 +44,12 @@ impl Connection {
         if let Some(level) = snapshot.log_level {
             self.log_level.set(level);
         }
+    }
+
+    /// Cancelled when the connection is closed (an HTTP+SSE stream ends with it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn closed_token(&self) -> CancellationToken {
+        self.closed.clone()
     }
 
     /// Whether a server-to-client request with this id waits for its answer here.

@@ -28,6 +28,10 @@ pub struct HttpConfig {
     /// request needs a bearer token the verifier accepts, and the metadata documents are
     /// served. Default `None`: no authorization.
     pub authorization: Option<Arc<crate::auth::ResourceServer>>,
+    /// SSE stream polling for sessions of the revisions that define it (2025-11-25; see
+    /// [`SsePolling`]). Default `None`: every client sees what it saw before polling
+    /// existed — no priming events, and a stream's connection is held until its end.
+    pub sse_polling: Option<SsePolling>,
     /// Where legacy sessions live when several replicas serve them ([`HttpConfig::store`]).
     /// Default `None`: in this process.
     pub(crate) store: Option<Arc<dyn SessionStore>>,
@@ -43,6 +47,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("legacy_sse", &self.legacy_sse)
             .field("max_stored_events", &self.max_stored_events)
             .field("max_streams_per_session", &self.max_streams_per_session)
+            .field("sse_polling", &self.sse_polling)
             .field("authorization", &self.authorization)
             .field("store", &self.store.is_some())
             .finish()
@@ -50,6 +55,18 @@ impl std::fmt::Debug for HttpConfig {
 }
 
 impl HttpConfig {
+    /// The polling rule for a session of revision `version`: the configured one when that
+    /// revision defines SSE polling (`Features::sse_polling`), else `None` (the clients of
+    /// 2025-03-26 and 2025-06-18 see exactly what they saw before; 2026-07-28 has no
+    /// resumable streams).
+    pub(crate) fn polling_for(
+        &self,
+        version: Option<crate::protocol::version::ProtocolVersion>,
+    ) -> Option<SsePolling> {
+        self.sse_polling
+            .filter(|_| version.is_some_and(|v| v.features().sse_polling))
+    }
+
     /// Keeps legacy sessions in `store`, shared by every replica configured with the same
     /// store (and the same [`ServerBuilder::state_keys`](crate::ServerBuilder::state_keys)):
     /// behind a load balancer without affinity, any replica serves any session — its
@@ -83,8 +100,84 @@ impl Default for HttpConfig {
             legacy_sse: true,
             max_stored_events: 1000,
             max_streams_per_session: 100,
+            sse_polling: None,
             authorization: None,
             store: None,
         }
+    }
+}
+
+/// SSE stream polling (SEP-1699, 2025-11-25 `basic/transports`): what a server may do so
+/// that an SSE stream does not hold its connection open.
+///
+/// For a session whose revision defines it (2025-11-25, the only legacy revision that
+/// does; clients of 2025-03-26 and 2025-06-18 never see any of this):
+///
+/// - every SSE stream of the session (a POST's answer, the GET stream) starts with a
+///   **priming event**: an event id and empty data, with a `retry` field of
+///   [`SsePolling::retry`]. From that moment the client holds an id and can resume the
+///   stream with `GET` + `Last-Event-ID`, even if the connection drops before the first
+///   message (without it, a long request that sends nothing cannot be resumed);
+/// - with [`SsePolling::close_after`], the server closes a stream's *connection* (not the
+///   stream) once it has been open that long, after a `retry` field; the client
+///   reconnects with `Last-Event-ID` after `retry` and gets what the stream had since,
+///   its answer included, on a connection closed again after the same time. A request
+///   whose first message has not come by then is answered with an SSE stream (priming
+///   event, connection closed) instead of holding the POST open for a JSON answer.
+///
+/// **Why it is off by default.** Every server behaviour here is a SHOULD or a MAY in the
+/// specification, while what makes closing safe is a client SHOULD ("The client SHOULD
+/// then poll the SSE stream"): a client that negotiated 2025-11-25 but does not poll
+/// never receives the answer of a request whose connection was closed. Holding the
+/// connection is what every client already handles, and resumption after a lost
+/// connection works without polling (event ids on every message). Priming events are
+/// empty `data:` lines that clients written before SEP-1699 try to parse as JSON and
+/// fail on, which is why the specification confines them to 2025-11-25 clients. Turn
+/// polling on where long-lived connections are a problem (proxies and load balancers
+/// with idle timeouts, many long-running requests), and the clients are known to poll
+/// (the official TypeScript and Python SDK clients of 2025-11-25 — tested: TypeScript
+/// 1.32.2, Python 1.30.0 — and this crate's client).
+///
+/// Sessions shared by replicas ([`HttpConfig::store`]) poll the same way: the priming
+/// event and every message are in the store, so the reconnection may reach any replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SsePolling {
+    /// How long the client waits before reconnecting (the SSE `retry` field). The
+    /// specification makes the client honour it. Default 1 s.
+    pub retry: Duration,
+    /// Close a stream's connection after it has been open this long (counted from the
+    /// request that opened it). `None`: priming events and `retry` only, connections held
+    /// until the stream ends. Default `None`.
+    pub close_after: Option<Duration>,
+}
+
+impl Default for SsePolling {
+    fn default() -> SsePolling {
+        SsePolling {
+            retry: Duration::from_secs(1),
+            close_after: None,
+        }
+    }
+}
+
+impl SsePolling {
+    /// Priming events with `retry`, connections held until their stream ends.
+    pub fn new(retry: Duration) -> SsePolling {
+        SsePolling {
+            retry,
+            close_after: None,
+        }
+    }
+
+    /// Also closes each stream's connection after `after` (the client polls).
+    pub fn close_after(mut self, after: Duration) -> SsePolling {
+        self.close_after = Some(after);
+        self
+    }
+
+    /// The `retry` field's value, in whole milliseconds.
+    pub(crate) fn retry_millis(&self) -> u64 {
+        u64::try_from(self.retry.as_millis()).unwrap_or(u64::MAX)
     }
 }

@@ -15,7 +15,7 @@ use super::replicas::SessionSync;
 use super::responses::{json_response, shutting_down, sse_event, sse_response};
 use super::sessions::AppState;
 use crate::server::connection::Connection;
-use crate::wire::{Frame, Outgoing};
+use crate::wire::{Frame, Invalid, Message, Outgoing, RequestId};
 
 /// How JSON-RPC errors map to HTTP statuses (stateless wire only).
 #[derive(Clone, Copy)]
@@ -43,7 +43,14 @@ pub(super) async fn dispatch(
     caller: &Caller,
     sync: Option<SessionSync<'_>>,
 ) -> Response {
+    let started = tokio::time::Instant::now();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(64);
+    // A shared session's stream names its requests in the store (for a replica resuming
+    // it after this one died).
+    let asked = match streams.and_then(SessionStreams::mirror) {
+        Some(_) => request_ids(&frame),
+        None => Vec::new(),
+    };
     let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
     drop(tx);
     if let Some(sync) = sync {
@@ -55,12 +62,30 @@ pub(super) async fn dispatch(
     // A stateless request lives as long as its HTTP exchange: if the client goes away
     // before the first message (`stateless` is dropped with this future) or the server
     // closes, its handler is cancelled.
-    let first = match &stateless {
-        Some(p) => tokio::select! {
+    // A session that polls with a connection time limit does not hold the POST open
+    // longer for a JSON answer: if nothing has come by then, the answer comes on an SSE
+    // stream the client polls.
+    let polled_deadline = streams
+        .and_then(SessionStreams::polling)
+        .and_then(|p| p.close_after)
+        .map(|after| started + after);
+    let first = match (&stateless, polled_deadline) {
+        (Some(p), _) => tokio::select! {
             first = rx.recv() => first,
             () = p.state.closing.cancelled() => return shutting_down(),
         },
-        None => rx.recv().await,
+        (None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(first) => first,
+            Err(_) => {
+                if let Some(streams) = streams {
+                    let stored = streams.spawn(None, rx, asked);
+                    let body = streams.connection(stored.reader(0, None), started);
+                    return sse_response(Body::from_stream(body));
+                }
+                rx.recv().await
+            }
+        },
+        (None, None) => rx.recv().await,
     };
     let Some(first) = first else {
         // Every request was cancelled: nothing to say.
@@ -72,8 +97,9 @@ pub(super) async fn dispatch(
     // Legacy session: the stream is stored, so that a client that loses it can resume
     // with `Last-Event-ID` and the request's answer is not lost.
     if let Some(streams) = streams {
-        let stored = streams.spawn(first, rx);
-        return sse_response(Body::from_stream(stored.reader(0, None)));
+        let stored = streams.spawn(Some(first), rx, asked);
+        let body = streams.connection(stored.reader(0, None), started);
+        return sse_response(Body::from_stream(body));
     }
     // A stateless request's connection lives as long as its stream: when the client goes
     // away (a `subscriptions/listen` it stopped reading), its handler is cancelled.
@@ -97,6 +123,18 @@ pub(super) async fn dispatch(
         },
     );
     sse_response(Body::from_stream(events))
+}
+
+/// The ids of the requests in a frame.
+fn request_ids(frame: &Frame) -> Vec<RequestId> {
+    let id_of = |m: &Result<Message, Invalid>| match m {
+        Ok(Message::Request { id, .. }) => Some(id.clone()),
+        _ => None,
+    };
+    match frame {
+        Frame::Single(m) => id_of(m).into_iter().collect(),
+        Frame::Batch(items) => items.iter().filter_map(id_of).collect(),
+    }
 }
 
 /// A stateless request being answered: counted for the graceful shutdown; when dropped

@@ -11,6 +11,8 @@ mod guard;
 mod legacy_sse;
 #[cfg(feature = "redis")]
 mod redis_store;
+#[cfg(feature = "redis")]
+mod redis_tasks;
 mod replicas;
 mod responses;
 mod sessions;
@@ -28,7 +30,7 @@ use std::time::Duration;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-pub use config::HttpConfig;
+pub use config::{HttpConfig, SsePolling};
 #[cfg(feature = "redis")]
 pub use redis_store::RedisStore;
 use sessions::{spawn_reaper, AppState};
@@ -48,6 +50,10 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
     let limit = server.limits().max_message_bytes;
     let legacy_sse = config.legacy_sse;
     let shared = config.store.clone().map(store::Shared::new);
+    if let Some(tasks) = config.store.as_ref().and_then(|s| s.task_store()) {
+        // Replicas sharing sessions share task state too (see `SessionStore::task_store`).
+        server.tasks().share_store(tasks);
+    }
     let state = Arc::new(AppState {
         shared: shared.clone(),
         server,

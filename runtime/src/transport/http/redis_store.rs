@@ -3,7 +3,9 @@
 //! Keys (all under a prefix, `mcp:` by default): `mcp:s:ID` the session's record (a string,
 //! expiring with the session's idle timeout, renewed on every load with `GETEX`);
 //! `mcp:e:ID:STREAM` a stream's events (a sorted set scored by position, trimmed to the
-//! newest); `mcp:d:ID:STREAM` the stream's end. Replicas talk on the channel `mcp:bus`.
+//! newest); `mcp:d:ID:STREAM` the stream's end; `mcp:s:replica:NAME` and
+//! `mcp:s:stream:ID:STREAM`, the liveness and stream-writer records (see `SessionStore`).
+//! Replicas talk on the channel `mcp:bus`.
 
 use std::time::Duration;
 
@@ -80,6 +82,14 @@ impl RedisStore {
         })
     }
 
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
     fn record_key(&self, id: &str) -> String {
         format!("{}:s:{id}", self.prefix)
     }
@@ -98,6 +108,10 @@ impl RedisStore {
 }
 
 impl SessionStore for RedisStore {
+    fn task_store(&self) -> Option<std::sync::Arc<dyn crate::server::tasks::TaskStore>> {
+        Some(std::sync::Arc::new(self.clone()))
+    }
+
     fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>> {
         let mut conn = self.conn.clone();
         let key = self.record_key(&id);

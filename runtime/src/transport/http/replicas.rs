@@ -19,7 +19,9 @@ use super::authorize::Caller;
 use super::event_store::{Mirror, SessionStreams};
 use super::responses::{rpc_error, session_not_found};
 use super::sessions::{lock, AppState, Session};
-use super::store::{decode_record, encode_record, Shared, StoreError};
+use super::store::{
+    decode_record, encode_record, replica_key, Shared, StoreError, HEARTBEAT_EVERY, HEARTBEAT_TTL,
+};
 use crate::protocol::method::McpMethod;
 use crate::server::connection::{Connection, Snapshot};
 use crate::server::ServerEvent;
@@ -62,6 +64,7 @@ pub(super) fn local_session(
         state.config.max_streams_per_session,
         state.config.max_stored_events,
         Some(mirror),
+        state.config.polling_for(conn.version()),
     );
     streams.fill_standalone(rx);
     Arc::new(Session {
@@ -69,6 +72,7 @@ pub(super) fn local_session(
         streams: Some(streams),
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
+        sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
         principal: caller.principal().cloned(),
     })
@@ -139,6 +143,110 @@ pub(super) async fn find(
     Ok(session)
 }
 
+/// An HTTP+SSE session's record (2024-11-05): which transport, and whose. The session
+/// itself lives with its stream, on one replica; the record lets every replica take its
+/// POSTs. Streamable HTTP lookups (`decode_record`) do not read it as one of theirs.
+fn sse_record(caller: &Caller) -> String {
+    json!({"transport": "sse", "owner": owner_of(caller)}).to_string()
+}
+
+/// Writes a new HTTP+SSE session's record.
+pub(super) async fn create_sse(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    caller: &Caller,
+) -> Result<(), StoreError> {
+    let ttl = state.config.session_idle_timeout;
+    shared
+        .store
+        .save(id.to_owned(), sse_record(caller), ttl)
+        .await
+}
+
+/// Removes an HTTP+SSE session's record (its stream ended), in the background.
+pub(super) fn end_sse(shared: &Shared, id: &str) {
+    let (store, id) = (Arc::clone(&shared.store), id.to_owned());
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            if let Err(e) = store.remove(id.clone()).await {
+                tracing::warn!("HTTP+SSE session {id}: record not removed ({e}); it expires");
+            }
+        });
+    }
+}
+
+/// A POST to an HTTP+SSE session with a session store: sent on the store's channel to
+/// whichever replica holds the session's stream (202), even when that is this one — so
+/// that a message POSTed here cannot overtake one POSTed to another replica before it.
+/// 404 for an unknown session or another principal's, 503 when the store fails.
+pub(super) async fn post_sse(
+    state: &AppState,
+    shared: &Shared,
+    id: &str,
+    caller: &Caller,
+    body: &[u8],
+) -> Response {
+    let ttl = state.config.session_idle_timeout;
+    let record = match shared.store.load(id.to_owned(), ttl).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return session_not_found(),
+        Err(e) => return store_unavailable(&e),
+    };
+    let ours = serde_json::from_str::<Value>(&record).is_ok_and(|r| {
+        r.get("transport").and_then(Value::as_str) == Some("sse")
+            && r.get("owner").and_then(Value::as_str) == owner_of(caller).as_deref()
+    });
+    if !ours {
+        return session_not_found();
+    }
+    // JSON is UTF-8; the message travels as a JSON string.
+    let Ok(text) = std::str::from_utf8(body) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::PARSE_ERROR,
+            "Parse error: the body is not UTF-8",
+        );
+    };
+    let note = json!({"kind": "sse", "session": id, "message": text, "from": &*shared.replica});
+    match shared.store.publish(Bytes::from(note.to_string())).await {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(e) => store_unavailable(&e),
+    }
+}
+
+/// Whether this replica hears the others, waiting a second for it if not yet.
+pub(super) async fn hearing(shared: &Shared) -> bool {
+    use std::sync::atomic::Ordering;
+    let started = Instant::now();
+    while !shared.listening.load(Ordering::SeqCst) {
+        if started.elapsed() > Duration::from_secs(1) {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+/// Ends the HTTP+SSE sessions whose stream is here: with the replicas' channel lost, what
+/// their clients POST to other replicas no longer reaches them. Their streams end, which
+/// their clients see (and can connect again), instead of answers that never come.
+fn end_sse_sessions(state: &AppState) {
+    let ended: Vec<Arc<Session>> = {
+        let mut sessions = lock(&state.sessions);
+        let ids: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| s.sse_inbox.is_some())
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.iter().filter_map(|id| sessions.remove(id)).collect()
+    };
+    for session in ended {
+        session.conn.close();
+    }
+}
+
 /// Drops the local copy of a session (ended elsewhere): its connection closes, its GET
 /// stream ends.
 pub(super) fn forget(state: &AppState, id: &str) {
@@ -196,7 +304,9 @@ impl SessionSync<'_> {
 
 /// A message this replica cannot act on, sent to the one that can: an answer to a
 /// server-to-client request another replica sent (answered 202 here), or a cancellation
-/// of a request another replica runs (also handled here, where it changes nothing).
+/// of a request another replica runs (also handled here, where it changes nothing). In a
+/// batch (2025-03-26) each such element is sent on, and the batch is then handled here
+/// as a whole (the answers it does not await are ignored, as any unknown answer is).
 pub(super) async fn relay(
     shared: &Shared,
     session: &Session,
@@ -204,15 +314,45 @@ pub(super) async fn relay(
     frame: &Frame,
     body: &[u8],
 ) -> Option<Response> {
-    let Frame::Single(Ok(message)) = frame else {
-        return None;
-    };
-    let text = String::from_utf8_lossy(body);
+    match frame {
+        Frame::Single(Ok(message)) => {
+            let text = String::from_utf8_lossy(body);
+            let kind = elsewhere(session, message)?;
+            let note = json!({"kind": kind, "session": id, "message": text});
+            publish(shared, note).await;
+            // An answer is taken (202); a cancellation also runs its course here.
+            (kind == "response").then(|| StatusCode::ACCEPTED.into_response())
+        }
+        Frame::Batch(items) => {
+            let mut texts: Option<Vec<Value>> = None;
+            for (i, item) in items.iter().enumerate() {
+                let Some(kind) = item.as_ref().ok().and_then(|m| elsewhere(session, m)) else {
+                    continue;
+                };
+                // The element as the client wrote it (the batch is read once, if needed).
+                let texts = texts.get_or_insert_with(|| match serde_json::from_slice(body) {
+                    Ok(Value::Array(elements)) => elements,
+                    _ => Vec::new(),
+                });
+                let Some(element) = texts.get(i) else {
+                    continue;
+                };
+                let note = json!({"kind": kind, "session": id, "message": element.to_string()});
+                publish(shared, note).await;
+            }
+            None
+        }
+        Frame::Single(Err(_)) => None,
+    }
+}
+
+/// Whether another replica must act on `message`: `"response"` for an answer to a
+/// request this replica did not send, `"cancel"` for a cancellation of a request it does
+/// not run.
+fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
     match message {
         Message::Response { id: answered, .. } if !session.conn.awaits(answered) => {
-            let note = json!({"kind": "response", "session": id, "message": text});
-            publish(shared, note).await;
-            Some(StatusCode::ACCEPTED.into_response())
+            Some("response")
         }
         Message::Notification { method, params }
             if McpMethod::from_name(method) == Some(McpMethod::Cancelled) =>
@@ -221,22 +361,25 @@ pub(super) async fn relay(
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
                 .and_then(RequestId::from_value);
-            if target.is_some_and(|t| !session.conn.runs(&t)) {
-                let note = json!({"kind": "cancel", "session": id, "message": text});
-                publish(shared, note).await;
-            }
-            None
+            target
+                .is_some_and(|t| !session.conn.runs(&t))
+                .then_some("cancel")
         }
         _ => None,
     }
 }
 
-async fn publish(shared: &Shared, mut note: Value) {
+/// Sends `note` to the other replicas; whether the store took it.
+async fn publish(shared: &Shared, mut note: Value) -> bool {
     if let Value::Object(fields) = &mut note {
         fields.insert("from".into(), Value::String(shared.replica.to_string()));
     }
-    if let Err(e) = shared.store.publish(Bytes::from(note.to_string())).await {
-        tracing::warn!("message to the other replicas lost: {e}");
+    match shared.store.publish(Bytes::from(note.to_string())).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("message to the other replicas lost: {e}");
+            false
+        }
     }
 }
 
@@ -267,6 +410,23 @@ const RESUBSCRIBE: Duration = Duration::from_millis(250);
 /// The replica's two tasks: its server's events published to the others, and the
 /// others' messages acted on. Both end with the transport.
 pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
+    // Alive, for the others: a stream this replica writes is waited on while it is.
+    let (beating, closing) = (shared.clone(), state.closing.clone());
+    tokio::spawn(async move {
+        let key = replica_key(&beating.replica);
+        loop {
+            let beat = beating
+                .store
+                .save(key.clone(), "alive".into(), HEARTBEAT_TTL);
+            if let Err(e) = beat.await {
+                tracing::debug!("heartbeat not stored: {e}");
+            }
+            tokio::select! {
+                () = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+                () = closing.cancelled() => return,
+            }
+        }
+    });
     let mut events = state.server.events();
     let out = shared.clone();
     let closing = state.closing.clone();
@@ -278,7 +438,12 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
             };
             match event {
                 Ok(event) => {
-                    publish(&out, event_json(&event)).await;
+                    // While the store is away (a restart), the event waits for it, for a
+                    // few seconds at most: GET streams on other replicas would miss it.
+                    let (note, started) = (event_json(&event), Instant::now());
+                    while !publish(&out, note.clone()).await && started.elapsed() < HEARTBEAT_TTL {
+                        tokio::time::sleep(RESUBSCRIBE).await;
+                    }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(_) => return,
@@ -296,14 +461,20 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
 }
 
 async fn listen(state: Weak<AppState>, shared: Shared) {
+    use std::sync::atomic::Ordering;
     loop {
         match shared.store.subscribe().await {
             Ok(mut messages) => {
+                shared.listening.store(true, Ordering::SeqCst);
                 while let Some(message) = messages.next().await {
                     let Some(state) = state.upgrade() else { return };
                     on_message(&state, &shared, &message).await;
                 }
+                shared.listening.store(false, Ordering::SeqCst);
                 tracing::warn!("lost the replicas' channel; subscribing again");
+                if let Some(state) = state.upgrade() {
+                    end_sse_sessions(&state);
+                }
             }
             Err(e) => tracing::warn!("cannot hear the other replicas: {e}; retrying"),
         }
@@ -318,10 +489,36 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     let Ok(note) = serde_json::from_slice::<Value>(message) else {
         return;
     };
+    let kind = note.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if kind == "sse" {
+        // An HTTP+SSE message, from any replica (this one included): to the session's
+        // inbox, if its stream is here.
+        let (Some(id), Some(text)) = (
+            note.get("session").and_then(Value::as_str),
+            note.get("message").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let session = lock(&state.sessions).get(id).cloned();
+        let Some(session) = session else { return };
+        let Some(inbox) = &session.sse_inbox else {
+            return;
+        };
+        if inbox
+            .try_send(Bytes::copy_from_slice(text.as_bytes()))
+            .is_err()
+        {
+            // Its client posts on and does not read its stream: the session ends (its
+            // stream closes) rather than lose a message in silence.
+            tracing::warn!("HTTP+SSE session {id}: its inbox is full; the session ends");
+            lock(&state.sessions).remove(id);
+            session.conn.close();
+        }
+        return;
+    }
     if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
         return;
     }
-    let kind = note.get("kind").and_then(Value::as_str).unwrap_or_default();
     if kind == "event" {
         let Some(event) = event_of(&note) else { return };
         // To the sessions whose GET stream is open here (the others hear it where theirs

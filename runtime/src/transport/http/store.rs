@@ -44,14 +44,27 @@ pub struct StoredEvents {
 /// events are opaque to the store; every method is one short round trip, and a failure is
 /// a [`StoreError`] (never a hang: implementations bound their waits).
 ///
-/// [`RedisStore`](super::RedisStore) (feature `redis`) is the implementation this crate
+/// `RedisStore` (feature `redis`) is the implementation this crate
 /// ships.
+///
+/// Besides session ids (32 hex digits), the transport keeps two kinds of short records
+/// through `save`/`load`/`exists`: `replica:NAME`, renewed every second by each live
+/// replica, and `stream:SESSION:STREAM`, naming the replica that writes an SSE stream and
+/// the requests it answers — so that a stream whose replica died is ended, with an error
+/// for each request, instead of being waited on for ever.
 pub trait SessionStore: Send + Sync + 'static {
     /// Session `id`'s record, its lifetime renewed to `ttl`; `None` when the session does
     /// not exist (never did, ended, or expired).
     fn load(&self, id: String, ttl: Duration) -> BoxFuture<Result<Option<String>, StoreError>>;
     /// Writes session `id`'s record, alive for `ttl` unless loaded again.
     fn save(&self, id: String, record: String, ttl: Duration) -> BoxFuture<Result<(), StoreError>>;
+    /// Where task state goes when this store is configured (see
+    /// [`TaskStore`](crate::TaskStore)): by default nowhere (tasks stay in the memory
+    /// of the process that created them); [`RedisStore`](super::RedisStore) keeps them too.
+    fn task_store(&self) -> Option<Arc<dyn crate::server::tasks::TaskStore>> {
+        None
+    }
+
     /// Whether session `id` exists, its lifetime left as it is (a replica asks before it
     /// drops a copy that was idle here: the session may be busy on another replica).
     fn exists(&self, id: String) -> BoxFuture<Result<bool, StoreError>>;
@@ -96,6 +109,9 @@ pub(crate) struct Shared {
     /// This replica's name: random, tags its server-to-client request ids and the messages
     /// it publishes.
     pub(crate) replica: Arc<str>,
+    /// Whether this replica hears the others now (its subscription to the store's channel
+    /// is up): what is published while it is not never reaches it.
+    pub(crate) listening: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shared {
@@ -108,9 +124,25 @@ impl Shared {
         Shared {
             store,
             replica: replica.into(),
+            listening: Arc::default(),
         }
     }
 }
+
+/// The record a live replica renews (`SessionStore` explains these records).
+pub(crate) fn replica_key(replica: &str) -> String {
+    format!("replica:{replica}")
+}
+
+/// The record naming who writes stream `stream` of `session`, and for which requests.
+pub(crate) fn stream_key(session: &str, stream: u64) -> String {
+    format!("stream:{session}:{stream}")
+}
+
+/// A replica renews its record this often …
+pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
+/// … and is taken for dead when it has not for this long.
+pub(crate) const HEARTBEAT_TTL: Duration = Duration::from_secs(5);
 
 /// A stream id that no other replica picks: random, below 2^53 (exact in any JSON
 /// reader); odd for a standalone (GET) stream, even for a POST's.

@@ -218,6 +218,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         state.config.max_streams_per_session,
         state.config.max_stored_events,
         None,
+        state.config.polling_for(conn.version()),
     );
     // The session's own notifications fill the standalone stream, read by GET.
     streams.fill_standalone(rx);
@@ -226,6 +227,7 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
         streams: Some(streams),
         get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
+        sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
         principal: caller.principal().cloned(),
     });
@@ -274,10 +276,12 @@ pub(super) async fn get_mcp(
     let Some(streams) = session.streams.as_ref() else {
         return session_not_found();
     };
+    let started = tokio::time::Instant::now();
     // Resumption: replay what the named stream had after the client's last event.
     if let Some(last) = header_str(&headers, "last-event-id") {
         if let Some((stored, from)) = streams.resume(last) {
-            return sse_response(Body::from_stream(stored.reader(from, None)));
+            let body = streams.connection(stored.reader(from, None), started);
+            return sse_response(Body::from_stream(body));
         }
         // Shared sessions: a stream another replica wrote, from the store. One that
         // continues as this replica's GET stream takes its place.
@@ -293,7 +297,7 @@ pub(super) async fn get_mcp(
                 None
             };
             if let Some(replay) = streams.resume_shared(last, on_end) {
-                return sse_response(Body::from_stream(replay));
+                return sse_response(Body::from_stream(streams.connection(replay, started)));
             }
         }
         return rpc_error(
@@ -307,9 +311,8 @@ pub(super) async fn get_mcp(
         Ok(release) => release,
         Err(refused) => return refused,
     };
-    let from = streams.standalone_live_position();
-    let events = streams.standalone().reader(from, Some(release));
-    sse_response(Body::from_stream(events))
+    let events = streams.standalone_reader(Some(release));
+    sse_response(Body::from_stream(streams.connection(events, started)))
 }
 
 /// Claims the session's one GET stream (409 if it is open already): the returned

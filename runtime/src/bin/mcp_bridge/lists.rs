@@ -1,0 +1,173 @@
+//! `mcp-bridge` following the upstream lists: what is served of each (tools, resources,
+//! resource templates, prompts), brought in line with the upstream server's list whenever
+//! it announces a change.
+
+use std::collections::BTreeMap;
+
+use mcp_runtime::client::Notification;
+use mcp_runtime::{Server, ServerEvent};
+
+use super::{prompt_handler, resource_handler, template_handler, tool_handler, Link};
+
+/// What the bridge serves of the upstream lists, to follow their changes.
+#[derive(Default)]
+pub(crate) struct Listed {
+    pub(crate) tools: BTreeMap<String, mcp_runtime::model::Tool>,
+    pub(crate) resources: BTreeMap<String, mcp_runtime::model::Resource>,
+    pub(crate) templates: BTreeMap<String, mcp_runtime::model::ResourceTemplate>,
+    pub(crate) prompts: BTreeMap<String, mcp_runtime::model::Prompt>,
+}
+
+/// Serves an upstream resource template, unless it does not parse (then it is left out,
+/// not fatal: the upstream server got it wrong).
+pub(crate) fn add_template(
+    server: &Server,
+    link: &Link,
+    listed: &mut Listed,
+    template: mcp_runtime::model::ResourceTemplate,
+) {
+    let key = template.uri_template.clone();
+    if server.add_resource_template(template.clone(), template_handler(link.clone())) {
+        listed.templates.insert(key, template);
+    } else {
+        eprintln!("mcp-bridge: the upstream resource template `{key}` does not parse; left out");
+    }
+}
+
+/// Brings one served list in line with what the upstream server lists now: what is gone
+/// is removed, what is new or changed is added. Whether anything differed.
+fn sync_list<T: Clone + PartialEq>(
+    served: &mut BTreeMap<String, T>,
+    now: Vec<(String, T)>,
+    mut remove: impl FnMut(&str),
+    mut add: impl FnMut(T),
+) -> bool {
+    let now: BTreeMap<String, T> = now.into_iter().collect();
+    let mut changed = false;
+    for gone in served.keys().filter(|k| !now.contains_key(*k)) {
+        remove(gone);
+        changed = true;
+    }
+    for (key, item) in &now {
+        if served.get(key) != Some(item) {
+            add(item.clone());
+            changed = true;
+        }
+    }
+    *served = now;
+    changed
+}
+
+/// Follows what the upstream server announces: list changes (tools, resources and
+/// resource templates, prompts) are mirrored — the served list re-read and brought in
+/// line, which tells the downstream clients — resource updates announced downstream, log
+/// messages printed.
+pub(crate) async fn follow(link: Link, server: Server, mut listed: Listed) {
+    let client = &link.client;
+    let mut notifications = client.notifications();
+    while let Some(n) = notifications.recv().await {
+        match n {
+            Notification::ToolsListChanged => match client.list_all_tools().await {
+                Ok(now) => {
+                    let now = now.into_iter().map(|t| (t.name.clone(), t)).collect();
+                    let changed = sync_list(
+                        &mut listed.tools,
+                        now,
+                        |name| {
+                            server.remove_tool(name);
+                        },
+                        |tool| {
+                            let name = tool.name.clone();
+                            server.add_tool(tool, tool_handler(link.clone(), name));
+                        },
+                    );
+                    if !changed {
+                        // Something the lists do not show changed: pass the news on.
+                        server.notify(ServerEvent::ToolsChanged);
+                    }
+                }
+                Err(e) => eprintln!("mcp-bridge: re-listing tools: {e}"),
+            },
+            Notification::PromptsListChanged => match client.list_all_prompts().await {
+                Ok(now) => {
+                    let now = now.into_iter().map(|p| (p.name.clone(), p)).collect();
+                    let changed = sync_list(
+                        &mut listed.prompts,
+                        now,
+                        |name| {
+                            server.remove_prompt(name);
+                        },
+                        |prompt| {
+                            let name = prompt.name.clone();
+                            server.add_prompt(prompt, prompt_handler(link.clone(), name));
+                        },
+                    );
+                    if !changed {
+                        server.notify(ServerEvent::PromptsChanged);
+                    }
+                }
+                Err(e) => eprintln!("mcp-bridge: re-listing prompts: {e}"),
+            },
+            Notification::ResourcesListChanged => {
+                let resources = client.list_all_resources().await;
+                // A server without templates may refuse the method: no templates.
+                let templates = client
+                    .list_all_resource_templates()
+                    .await
+                    .unwrap_or_default();
+                match resources {
+                    Ok(now) => {
+                        let now = now.into_iter().map(|r| (r.uri.clone(), r)).collect();
+                        let mut changed = sync_list(
+                            &mut listed.resources,
+                            now,
+                            |uri| {
+                                server.remove_resource(uri);
+                            },
+                            |resource| {
+                                server.add_resource(resource, resource_handler(link.clone()));
+                            },
+                        );
+                        let now = templates
+                            .into_iter()
+                            .map(|t| (t.uri_template.clone(), t))
+                            .collect();
+                        let mut served = std::mem::take(&mut listed.templates);
+                        let mut added = Vec::new();
+                        changed |= sync_list(
+                            &mut served,
+                            now,
+                            |uri_template| {
+                                server.remove_resource_template(uri_template);
+                            },
+                            |template| added.push(template),
+                        );
+                        served.retain(|k, _| !added.iter().any(|t| &t.uri_template == k));
+                        listed.templates = served;
+                        for template in added {
+                            add_template(&server, &link, &mut listed, template);
+                        }
+                        if !changed {
+                            server.notify(ServerEvent::ResourcesChanged);
+                        }
+                    }
+                    Err(e) => eprintln!("mcp-bridge: re-listing resources: {e}"),
+                }
+            }
+            Notification::ResourceUpdated { uri } => {
+                server.notify(ServerEvent::ResourceUpdated(uri))
+            }
+            Notification::Log {
+                level,
+                logger,
+                data,
+            } => {
+                eprintln!(
+                    "mcp-bridge: upstream {level:?} {}: {data}",
+                    logger.unwrap_or_default()
+                );
+            }
+            _ => {}
+        }
+    }
+}
