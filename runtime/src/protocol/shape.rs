@@ -37,6 +37,8 @@ use crate::wire::{Encoded, RpcError};
 // over every revision or over those with a given behaviour flag.
 pub(crate) use mcp_generated::by_revision;
 
+pub mod tasks_extension;
+
 /// Projects a neutral value through a closed generated type.
 pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Value, RpcError> {
     // `FromValue` takes the neutral value apart; `serde_json::from_value` would rebuild
@@ -69,7 +71,18 @@ fn project_stamped<T: FromValue + Serialize + KeepsUnknownKeys>(
 ) -> Result<Encoded, RpcError> {
     let mut typed = T::from_value(value).map_err(|e| shaping_error(what, &e))?;
     typed.unknown_keys_mut().clear();
-    let mut json = crate::wire::encode::to_vec_with_capacity(&typed, large + SMALL_PARTS)
+    encode_typed(what, &typed, left, large)
+}
+
+/// Encodes a typed result whose unknown keys are already emptied, then adds what
+/// [`stamp`] left to the encoded text.
+fn encode_typed<T: Serialize>(
+    what: &str,
+    typed: &T,
+    left: MetaLeft<'_>,
+    large: usize,
+) -> Result<Encoded, RpcError> {
+    let mut json = crate::wire::encode::to_vec_with_capacity(typed, large + SMALL_PARTS)
         .map_err(|e| shaping_error(what, &e))?;
     if let MetaLeft::ServerInfo(server) = left {
         append_server_info(&mut json, server);
@@ -481,30 +494,6 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
     }
     let mut result = Map::new();
     let left = stamp(v, &mut result, server, None);
-    // A `Value` always encodes (its map keys are strings).
-    let mut json = crate::wire::encode::to_vec(&Value::Object(result)).unwrap_or_default();
-    if let MetaLeft::ServerInfo(server) = left {
-        append_server_info(&mut json, server);
-    }
-    Encoded::from_json(json)
-}
-
-/// A result of an extension whose types the revision's schema does not define (the
-/// 2026-07-28 `io.modelcontextprotocol/tasks` extension): the neutral result, stamped as
-/// every result of the revision is (`resultType` — `complete` unless `result_type` names
-/// another —, the server's identity) and encoded as it is. The one path besides
-/// [`append_server_info`] that skips projection, until `mcp-codegen` generates the
-/// extension's types from its official schema.
-pub fn extension_result(
-    v: ProtocolVersion,
-    server: &Implementation,
-    mut result: Map<String, Value>,
-    result_type: Option<&str>,
-) -> Encoded {
-    let left = stamp(v, &mut result, server, None);
-    if let (true, Some(t)) = (v.features().result_type, result_type) {
-        result.insert("resultType".into(), json!(t));
-    }
     // A `Value` always encodes (its map keys are strings).
     let mut json = crate::wire::encode::to_vec(&Value::Object(result)).unwrap_or_default();
     if let MetaLeft::ServerInfo(server) = left {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{declares_extension, extension_required, wire_shape, TaskStatus};
 use crate::cancel::CancellationToken;
-use crate::protocol::shape;
+use crate::protocol::shape::tasks_extension;
 use crate::protocol::version::ProtocolVersion;
 use crate::server::Server;
 use crate::wire::{Encoded, RpcError};
@@ -82,14 +82,14 @@ impl Server {
                     }
                 };
                 tasks.answer(id, info, responses).await;
-                Ok(shape::extension_result(v, info, Map::new(), None))
+                tasks_extension::update_task(v, info)
             }
             _ => {
                 // Idempotent: a task that already ended is acknowledged as it is.
                 if !record.status.is_terminal() {
                     tasks.cancel(id, info).await;
                 }
-                Ok(shape::extension_result(v, info, Map::new(), None))
+                tasks_extension::cancel_task(v, info)
             }
         }
     }
