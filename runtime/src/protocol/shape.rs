@@ -19,7 +19,8 @@
 //!   `cacheScope`, and `_meta` names the server; older revisions get none of these.
 //!
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
-//! rule: projection drops them.
+//! rule: projection drops them. An extension's results are projected through the
+//! extension's generated types in the same way ([`tasks_extension`]).
 
 use mcp_generated::support::FromValue;
 use mcp_generated::KeepsUnknownKeys;
@@ -37,7 +38,10 @@ use crate::wire::{Encoded, RpcError};
 // over every revision or over those with a given behaviour flag.
 pub(crate) use mcp_generated::by_revision;
 
+mod notifications;
 pub mod tasks_extension;
+
+pub use notifications::{log_message, number, progress};
 
 /// Projects a neutral value through a closed generated type.
 pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Value, RpcError> {
@@ -583,51 +587,4 @@ pub fn input_required(
     ), else Err(RpcError::internal(format!(
         "input_required does not exist in MCP {v}"
     ))))
-}
-
-/// Params of `notifications/progress`.
-pub fn progress(
-    v: ProtocolVersion,
-    token: &Value,
-    progress: f64,
-    total: Option<f64>,
-    message: Option<&str>,
-) -> Result<Value, RpcError> {
-    let mut params = object(json!({"progressToken": token, "progress": number(progress)}));
-    if let Some(t) = total {
-        params.insert("total".into(), number(t));
-    }
-    if let (true, Some(m)) = (v.features().progress_message, message) {
-        params.insert("message".into(), json!(m));
-    }
-    by_revision!(v, |m| project::<m::ProgressNotificationParams>(
-        "a progress notification",
-        Value::Object(params)
-    ))
-}
-
-/// Params of `notifications/message`.
-pub fn log_message(
-    v: ProtocolVersion,
-    level: crate::model::LogLevel,
-    logger: Option<&str>,
-    data: Value,
-) -> Result<Value, RpcError> {
-    let mut params = object(json!({"level": level, "data": data}));
-    if let Some(l) = logger {
-        params.insert("logger".into(), json!(l));
-    }
-    by_revision!(v, |m| project::<m::LoggingMessageNotificationParams>(
-        "a log message",
-        Value::Object(params)
-    ))
-}
-
-/// A number in its shortest written form: `50.0` is written `50`.
-pub fn number(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 9.0e15 {
-        json!(x as i64)
-    } else {
-        json!(x)
-    }
 }
