@@ -407,6 +407,18 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
         "complete"
     );
 
+    // Params the extension's types do not admit are -32602.
+    for (id, method) in [
+        (13, "tasks/get"),
+        (14, "tasks/cancel"),
+        (15, "tasks/update"),
+    ] {
+        let refused = io
+            .request(id, method, modern(json!({"taskId": 7}), with_tasks()))
+            .await;
+        assert_eq!(code(&refused), -32602, "{method}: {refused}");
+    }
+
     // Without the extension: the methods and the required tool are -32021, an optional
     // tool runs directly.
     let refused = io
