@@ -4,7 +4,8 @@
 //! task as session requests), each message checked against the revision's official
 //! schema; the 2026-07-28 `io.modelcontextprotocol/tasks` extension (flat
 //! `CreateTaskResult`, `tasks/get` with the result, error or `inputRequests` inlined,
-//! `tasks/update`, `tasks/cancel`, `-32021` for a client without it); the bound on tasks
+//! `tasks/update`, `tasks/cancel`, `-32021` for a client without it; each result checked
+//! against the extension's official schema when it is available); the bound on tasks
 //! per client; and that a client which did not declare tasks sees exactly the messages
 //! it saw before a tool opted in.
 
