@@ -20,6 +20,12 @@
 //! `cargo bench -p mcp-runtime --bench http_load` (`-- --quick` for the CI smoke run,
 //! `-- --era 2026-07-28` for one era, `-- --url U --server-pid P` to drive a server
 //! started by hand, under a profiler for instance).
+//!
+//! `-- --servers ours,null,rmcp,rmcp-examples` instead puts servers side by side, taking
+//! turns (`compare`): this runtime, the null server (`bench_server null-http`: a fixed
+//! reply to every request, the limit of the path), and rmcp 3.9's Streamable HTTP server
+//! (`benches/rmcp_http`, built on demand) with `TCP_NODELAY` and as rmcp's examples build
+//! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`.
 
 #[path = "support/args.rs"]
 mod args;
@@ -59,6 +65,175 @@ fn build_and_start(quick: bool) -> Result<(std::process::Child, String), Error> 
     let mut url = String::new();
     std::io::BufReader::new(stdout).read_line(&mut url)?;
     Ok((child, url.trim().to_owned()))
+}
+
+/// A server of the comparison (`--servers`): its name, process, URL and pid.
+struct Contender {
+    name: String,
+    child: std::process::Child,
+    url: String,
+}
+
+/// Builds rmcp's Streamable HTTP server (`benches/rmcp_http`, a package of its own so
+/// that rmcp's HTTP stack is compiled only here) and returns its executable.
+fn build_rmcp_http() -> Result<String, Error> {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/rmcp_http/Cargo.toml");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["build", "--release", "--manifest-path", manifest])
+        .args(["--message-format", "json-render-diagnostics"])
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        return Err("building benches/rmcp_http failed".into());
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["target"]["name"] == "rmcp-http-bench" && m["executable"].is_string())
+        .and_then(|m| m["executable"].as_str().map(str::to_owned))
+        .ok_or_else(|| "cargo did not name the rmcp-http-bench executable".into())
+}
+
+/// Starts the servers named in `names`: `ours` (this runtime), `null` (a fixed reply to
+/// every request), `rmcp` (rmcp 3.9 with `TCP_NODELAY`) and `rmcp-examples` (rmcp as its
+/// examples build it).
+fn start_contenders(names: &[String], quick: bool) -> Result<Vec<Contender>, Error> {
+    use std::io::BufRead;
+    let ours = support::build_bench_server(quick)?;
+    let rmcp = if names.iter().any(|n| n.starts_with("rmcp")) {
+        Some(build_rmcp_http()?)
+    } else {
+        None
+    };
+    let mut started = Vec::new();
+    for name in names {
+        let (exe, arg) = match name.as_str() {
+            "ours" => (ours.as_str(), "ours-http"),
+            "null" => (ours.as_str(), "null-http"),
+            "rmcp" => (rmcp.as_deref().unwrap_or_default(), "nodelay"),
+            "rmcp-examples" => (rmcp.as_deref().unwrap_or_default(), "examples"),
+            other => {
+                return Err(
+                    format!("unknown server `{other}`: ours, null, rmcp, rmcp-examples").into(),
+                )
+            }
+        };
+        let mut child = std::process::Command::new(exe)
+            .arg(arg)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut url = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut url)?;
+        started.push(Contender {
+            name: name.clone(),
+            child,
+            url: url.trim().to_owned(),
+        });
+    }
+    Ok(started)
+}
+
+/// `--servers a,b,…`: the servers side by side, taking turns. First memory per idle legacy
+/// session on each fresh server; then, per era and client count, every server in closed
+/// loop for `round` at a time, `rounds` times in rotated order. Figures are medians over
+/// rounds; ratios are medians of the per-round ratios, with their range.
+async fn compare(
+    contenders: &[Contender],
+    counts: &[usize],
+    rounds: usize,
+    round: Duration,
+    sessions: usize,
+    only: Option<&str>,
+) -> Result<(), Error> {
+    println!(
+        "| server | idle legacy sessions | RSS before (KiB) | RSS after (KiB) | KiB per session |"
+    );
+    println!("|---|---|---|---|---|");
+    for c in contenders {
+        let before = rss_kib(c.child.id());
+        let mut opener = Client::connect(&Endpoint::parse(&c.url)?).await?;
+        for _ in 0..sessions {
+            opener.open_session().await?;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let after = rss_kib(c.child.id());
+        println!(
+            "| {} | {sessions} | {before} | {after} | {:.1} |",
+            c.name,
+            after.saturating_sub(before) as f64 / sessions as f64
+        );
+    }
+    println!();
+    println!("| era | clients | server | calls/s | p50 (ms) | p99 (ms) | server CPU µs/call | errors | ours ÷ this, calls/s (spread) | this p99 ÷ ours |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for era in [LEGACY, MODERN] {
+        if only.is_some_and(|o| o != era) {
+            continue;
+        }
+        for &count in counts {
+            let mut sets = Vec::with_capacity(contenders.len());
+            for c in contenders {
+                let endpoint = Endpoint::parse(&c.url)?;
+                let mut set = Vec::with_capacity(count);
+                for _ in 0..count {
+                    set.push(Client::new(&endpoint, era).await?);
+                }
+                sets.push(set);
+            }
+            let mut figures: Vec<Vec<Figures>> = contenders.iter().map(|_| Vec::new()).collect();
+            for r in 0..rounds {
+                for k in 0..contenders.len() {
+                    let i = (k + r) % contenders.len();
+                    let (Some(c), Some(set), Some(f)) =
+                        (contenders.get(i), sets.get_mut(i), figures.get_mut(i))
+                    else {
+                        continue;
+                    };
+                    f.push(run(set, c.child.id(), era, round, None).await?);
+                }
+            }
+            let ours = contenders
+                .iter()
+                .position(|c| c.name == "ours")
+                .and_then(|i| figures.get(i));
+            for (c, f) in contenders.iter().zip(&figures) {
+                let of = |g: fn(&Figures) -> f64| median(f.iter().map(g).collect());
+                let (mut ratio, mut p99) = (String::new(), String::new());
+                if let (Some(ours), false) = (ours, c.name == "ours") {
+                    let per_round: Vec<f64> = ours
+                        .iter()
+                        .zip(f)
+                        .map(|(o, t)| o.per_second / t.per_second)
+                        .collect();
+                    let low = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+                    let high = per_round.iter().copied().fold(0.0, f64::max);
+                    ratio = format!("{:.2}× ({low:.2}–{high:.2})", median(per_round));
+                    p99 = format!(
+                        "{:.2}×",
+                        median(
+                            ours.iter()
+                                .zip(f)
+                                .map(|(o, t)| t.p99_ms / o.p99_ms)
+                                .collect()
+                        )
+                    );
+                }
+                println!(
+                    "| {era} | {count} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {} | {ratio} | {p99} |",
+                    c.name,
+                    of(|f| f.per_second),
+                    of(|f| f.p50_ms),
+                    of(|f| f.p99_ms),
+                    of(|f| f.server_cpu_us),
+                    f.iter().map(|f| f.errors).sum::<u64>(),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -189,21 +364,32 @@ impl Client {
                         .find(|h| h.name.eq_ignore_ascii_case(name))
                         .and_then(|h| std::str::from_utf8(h.value).ok())
                 };
-                let length: usize = header("content-length")
-                    .ok_or("an answer without content-length")?
-                    .parse()?;
                 let status = response.code.unwrap_or(0);
                 let session = header("mcp-session-id").map(str::to_owned);
-                while self.input.len() < head + length {
-                    if self.stream.read_buf(&mut self.input).await? == 0 {
-                        return Err("the server closed the connection".into());
+                let sse =
+                    header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
+                let body = match header("content-length") {
+                    Some(length) => {
+                        let length: usize = length.parse()?;
+                        while self.input.len() < head + length {
+                            if self.stream.read_buf(&mut self.input).await? == 0 {
+                                return Err("the server closed the connection".into());
+                            }
+                        }
+                        self.input
+                            .get(head..head + length)
+                            .unwrap_or_default()
+                            .to_vec()
                     }
-                }
-                let body = self
-                    .input
-                    .get(head..head + length)
-                    .unwrap_or_default()
-                    .to_vec();
+                    // rmcp answers a POST with an SSE stream, chunked.
+                    None if header("transfer-encoding")
+                        .is_some_and(|t| t.eq_ignore_ascii_case("chunked")) =>
+                    {
+                        self.read_chunked(head).await?
+                    }
+                    None => return Err("an answer without content-length".into()),
+                };
+                let body = if sse { sse_response(&body)? } else { body };
                 return Ok(Answer {
                     status,
                     session,
@@ -212,6 +398,43 @@ impl Client {
             }
             if self.stream.read_buf(&mut self.input).await? == 0 {
                 return Err("the server closed the connection".into());
+            }
+        }
+    }
+
+    /// A chunked body whose head ends at `head` in the input: read to its last chunk.
+    async fn read_chunked(&mut self, head: usize) -> Result<Vec<u8>, Error> {
+        use tokio::io::AsyncReadExt;
+        let mut body = Vec::new();
+        let mut at = head;
+        loop {
+            // A chunk: its size in hex, CRLF, the bytes, CRLF; the last has size 0.
+            let line_end = loop {
+                let rest = self.input.get(at..).unwrap_or_default();
+                if let Some(i) = rest.windows(2).position(|w| w == b"\r\n") {
+                    break at + i;
+                }
+                if self.stream.read_buf(&mut self.input).await? == 0 {
+                    return Err("the server closed the connection".into());
+                }
+            };
+            let size_text = std::str::from_utf8(self.input.get(at..line_end).unwrap_or_default())?;
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)?;
+            while self.input.len() < line_end + 2 + size + 2 {
+                if self.stream.read_buf(&mut self.input).await? == 0 {
+                    return Err("the server closed the connection".into());
+                }
+            }
+            body.extend_from_slice(
+                self.input
+                    .get(line_end + 2..line_end + 2 + size)
+                    .unwrap_or_default(),
+            );
+            at = line_end + 2 + size + 2;
+            if size == 0 {
+                // What follows belongs to the next answer (none, keep-alive, in turn).
+                self.input.drain(..at);
+                return Ok(body);
             }
         }
     }
@@ -248,6 +471,23 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// The JSON-RPC response in an SSE body: the data of the event that carries an id (rmcp
+/// sends a priming event first, whose data is empty).
+fn sse_response(body: &[u8]) -> Result<Vec<u8>, Error> {
+    body.split(|&b| b == b'\n')
+        .filter_map(|line| line.strip_prefix(b"data:"))
+        .map(|data| data.strip_prefix(b" ").unwrap_or(data))
+        .find(|data| data.windows(5).any(|w| w == b"\"id\":"))
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| {
+            format!(
+                "an SSE answer without a response: {}",
+                String::from_utf8_lossy(body)
+            )
+            .into()
+        })
 }
 
 struct Figures {
@@ -436,6 +676,48 @@ fn main() -> Result<(), Error> {
     };
     let args: Vec<String> = std::env::args().collect();
     let value = |flag: &str| flag_value(&args, flag);
+    // `--servers ours,null,rmcp,rmcp-examples`: the servers side by side (see `compare`).
+    if let Some(names) = value("--servers") {
+        let names: Vec<String> = names.split(',').map(str::to_owned).collect();
+        let counts: Vec<usize> = value("--clients")
+            .map(|c| c.split(',').filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_else(|| {
+                if quick {
+                    vec![1, 64]
+                } else {
+                    vec![1, 64, 1000]
+                }
+            });
+        let rounds = value("--rounds")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(if quick { 1 } else { 5 });
+        let round = Duration::from_millis(
+            value("--round-ms")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(if quick { 300 } else { 2000 }),
+        );
+        let mut contenders = start_contenders(&names, quick)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let result = rt.block_on(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            compare(
+                &contenders,
+                &counts,
+                rounds,
+                round,
+                if quick { 100 } else { 1000 },
+                value("--era"),
+            )
+            .await
+        });
+        for c in &mut contenders {
+            let _ = c.child.kill();
+            let _ = c.child.wait();
+        }
+        return result;
+    }
     // `--url U --server-pid P` drives a server started by hand (under a profiler, say).
     let (mut child, url, pid) = match (value("--url"), value("--server-pid")) {
         (Some(url), Some(pid)) => (None, url.to_owned(), pid.parse()?),

@@ -5,7 +5,9 @@
 //!   read the one and write the other);
 //! - `rmcp`: rmcp 3.9 (the official Rust SDK) answering the same request bytes with the
 //!   same content through its own `ServerHandler` and service loop, over an in-memory
-//!   transport that decodes and encodes exactly as its stdio transport does (no I/O).
+//!   transport that decodes and encodes exactly as its stdio transport does (no I/O);
+//! - `null`: the cheapest possible server, a fixed reply with the request's id copied in
+//!   and nothing parsed (`support/null_reply.rs`, as the `bench_server` null servers).
 //!
 //! `cargo bench -p mcp-runtime --bench message_path` (criterion), or
 //! `cargo bench -p mcp-runtime --bench message_path -- --interleaved [FILTER]` for the
@@ -13,6 +15,8 @@
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/null_reply.rs"]
+mod null_reply;
 #[path = "support/servers.rs"]
 mod servers;
 
@@ -60,6 +64,7 @@ fn mix(version: &str) -> Vec<(&'static str, Vec<u8>, bool)> {
         ("tools_list_50", req("tools/list", json!({})), true),
         ("tools_call_text", req("tools/call", json!({"name": "tool_3", "arguments": {"city": "Oslo"}})), true),
         ("tools_call_structured", req("tools/call", json!({"name": "structured", "arguments": {}})), true),
+        ("tools_call_typed", req("tools/call", json!({"name": servers::TYPED_TOOL, "arguments": {"city": "Oslo", "days": 3}})), true),
         ("resources_read_64k", req("resources/read", json!({"uri": servers::BIG_URI})), true),
         ("notification", serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}})).unwrap_or_default(), false),
     ]
@@ -182,6 +187,8 @@ struct Case<'a> {
     runtime: Box<dyn FnMut() -> usize + 'a>,
     ceiling: Box<dyn FnMut() -> usize + 'a>,
     rmcp: Box<dyn FnMut() -> usize + 'a>,
+    /// The null server: a fixed reply with the request's id, nothing parsed (the limit).
+    null: Box<dyn FnMut() -> usize + 'a>,
 }
 
 const VERSIONS: [&str; 5] = [
@@ -305,12 +312,20 @@ fn cases<'a>(
                 })
             })
         };
+        let request = bytes.clone();
+        let mut reply = Vec::with_capacity(256);
+        let null: Box<dyn FnMut() -> usize> = Box::new(move || {
+            reply.clear();
+            null_reply::null_reply(&request, &mut reply);
+            reply.len()
+        });
         out.push(Case {
             version,
             name,
             runtime,
             ceiling,
             rmcp,
+            null,
         });
     }
     out
@@ -361,28 +376,37 @@ fn bench(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new("rmcp", case.name), |b| {
                 b.iter(|| (case.rmcp)())
             });
+            group.bench_function(BenchmarkId::new("null", case.name), |b| {
+                b.iter(|| (case.null)())
+            });
         }
         group.finish();
     }
 }
 
-/// `--interleaved [--rounds N] [FILTER]`: the three contenders of a case take turns, a
-/// batch of ~1 ms each per round (100 rounds), and each ratio is the median of the
-/// per-round ratios.
+/// `--interleaved [--rounds N] [FILTER]`: the four contenders of a case (this runtime,
+/// the serde_json ceiling, rmcp, the null server) take turns, a batch of ~1 ms each per
+/// round (100 rounds), and each ratio is the median of the per-round ratios (the rmcp
+/// ratio's quartiles beside it).
 /// Criterion measures one contender after the other; on a shared 2-core machine a busy
 /// phase can fall on one of them only, and that is what a ratio must not see.
 fn interleaved(rounds: usize, filter: Option<&str>) {
     let rt = current_thread_runtime();
     let server = servers::ours(50);
-    println!("| revision | message | runtime (µs) | serde_json ceiling (µs) | rmcp 3.9 (µs) | % of ceiling | rmcp ÷ runtime |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| revision | message | runtime (µs) | serde_json ceiling (µs) | rmcp 3.9 (µs) | null (µs) | % of ceiling | rmcp ÷ runtime (quartiles) |");
+    println!("|---|---|---|---|---|---|---|---|");
     for version in VERSIONS {
         for mut case in cases(&rt, &server, version) {
             let id = format!("{}/{}", case.version, case.name);
             if filter.is_some_and(|f| !id.contains(f)) {
                 continue;
             }
-            let mut contenders = [&mut case.runtime, &mut case.ceiling, &mut case.rmcp];
+            let mut contenders = [
+                &mut case.runtime,
+                &mut case.ceiling,
+                &mut case.rmcp,
+                &mut case.null,
+            ];
             // Iterations per batch: ~1 ms each, after a warm-up.
             let per_batch: Vec<u32> = contenders
                 .iter_mut()
@@ -396,11 +420,11 @@ fn interleaved(rounds: usize, filter: Option<&str>) {
                     (n / 50).max(1)
                 })
                 .collect();
-            let mut times: [Vec<f64>; 3] = Default::default();
+            let mut times: [Vec<f64>; 4] = Default::default();
             for round in 0..rounds {
-                for k in 0..3 {
+                for k in 0..4 {
                     // Rotated, so no contender always runs right after another.
-                    let i = (round + k) % 3;
+                    let i = (round + k) % 4;
                     let n = per_batch.get(i).copied().unwrap_or(1);
                     let Some(run) = contenders.get_mut(i) else {
                         continue;
@@ -415,20 +439,65 @@ fn interleaved(rounds: usize, filter: Option<&str>) {
                     }
                 }
             }
-            let [ours, ceiling, rmcp] = &times;
-            let ratio =
-                |other: &[f64]| median(ours.iter().zip(other).map(|(o, x)| x / o).collect());
+            let [ours, ceiling, rmcp, null] = &times;
+            let per_round = |other: &[f64]| -> Vec<f64> {
+                ours.iter().zip(other).map(|(o, x)| x / o).collect()
+            };
+            let mut to_rmcp = per_round(rmcp);
+            // The spread: the middle half of the per-round ratios (a round on this shared
+            // machine can fall into another program's burst; the extremes say little).
+            to_rmcp.sort_by(f64::total_cmp);
+            let quartile = |q: f64| {
+                to_rmcp
+                    .get(((to_rmcp.len() as f64 - 1.0) * q) as usize)
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            let (low, high) = (quartile(0.25), quartile(0.75));
             println!(
-                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0}% | {:.2}× |",
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0}% | {:.2}× ({low:.2}–{high:.2}) |",
                 case.version,
                 case.name,
                 median(ours.clone()) / 1000.0,
                 median(ceiling.clone()) / 1000.0,
                 median(rmcp.clone()) / 1000.0,
-                ratio(ceiling) * 100.0,
-                ratio(rmcp),
+                median(null.clone()) / 1000.0,
+                median(per_round(ceiling)) * 100.0,
+                median(to_rmcp),
             );
         }
+    }
+}
+
+/// `--count N [FILTER]`: only this runtime's contender, `N` iterations of each matching
+/// case inside [`counted`], for instruction counts that a busy machine does not move:
+/// `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*counted*' …`, the
+/// total divided by `N` is one request's instructions (setup and the other contenders are
+/// not collected).
+fn count_only(iterations: u64, filter: Option<&str>) {
+    let rt = current_thread_runtime();
+    let server = servers::ours(50);
+    for version in VERSIONS {
+        for mut case in cases(&rt, &server, version) {
+            let id = format!("{}/{}", case.version, case.name);
+            if filter.is_some_and(|f| !id.contains(f)) {
+                continue;
+            }
+            // A warm-up outside the collected function: first-use allocations and caches.
+            for _ in 0..100 {
+                std::hint::black_box((case.runtime)());
+            }
+            counted(&mut case.runtime, iterations);
+            println!("{id}: {iterations} iterations");
+        }
+    }
+}
+
+/// The function callgrind collects in `--count` mode (never inlined, so it has a name).
+#[inline(never)]
+fn counted(run: &mut dyn FnMut() -> usize, iterations: u64) {
+    for _ in 0..iterations {
+        std::hint::black_box(run());
     }
 }
 
@@ -445,18 +514,27 @@ fn settle_allocator() {
 fn main() {
     settle_allocator();
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--interleaved") {
+    let interleaved_mode = args.iter().any(|a| a == "--interleaved");
+    let count = flag_value(&args, "--count").and_then(|n| n.parse().ok());
+    if interleaved_mode || count.is_some() {
         let rounds = flag_value(&args, "--rounds")
             .and_then(|n| n.parse().ok())
             .unwrap_or(100);
-        let rounds_at = args.iter().position(|a| a == "--rounds");
+        // The filter is the first argument that is neither a flag nor a flag's value.
+        let values_at: Vec<usize> = ["--rounds", "--count"]
+            .iter()
+            .filter_map(|f| args.iter().position(|a| a == f).map(|i| i + 1))
+            .collect();
         let filter = args
             .iter()
             .enumerate()
             .skip(1)
-            .find(|(i, a)| !a.starts_with("--") && rounds_at.map(|r| r + 1) != Some(*i))
+            .find(|(i, a)| !a.starts_with("--") && !values_at.contains(i))
             .map(|(_, a)| a);
-        interleaved(rounds, filter.map(String::as_str));
+        match count {
+            Some(n) => count_only(n, filter.map(String::as_str)),
+            None => interleaved(rounds, filter.map(String::as_str)),
+        }
         return;
     }
     benches();

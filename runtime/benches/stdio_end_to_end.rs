@@ -2,7 +2,10 @@
 //! `bench_server` example over real pipes — this runtime, and rmcp 3.9 in both of its
 //! stdio modes, built the same way — and reports requests per second and p50/p99
 //! latency for a cheap request (`ping`; `server/discover` in 2026-07-28, which has no
-//! ping), `tools/list` and a cheap `tools/call`, in a legacy revision and in 2026-07-28.
+//! ping), `tools/list`, a cheap `tools/call`, a call whose arguments decode into a typed
+//! struct and a 64 KiB `resources/read`, in a legacy revision and in 2026-07-28. Beside
+//! them the null server (`bench_server null`: a fixed reply to every line, nothing
+//! parsed), the limit of the path itself.
 //!
 //! `cargo bench -p mcp-runtime --bench stdio_end_to_end` (figures in BENCHMARKS.md);
 //! `-- --requests N`, `-- --windows 1,64`, `-- --quick` (the CI smoke run). The servers
@@ -32,6 +35,9 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// the median of the per-round ratios.
 const ROUNDS: u64 = 10;
 
+/// The row of a call whose arguments decode into a typed struct (`forecast`).
+const TYPED_CALL: &str = "tools/call typed";
+
 fn meta() -> &'static str {
     r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
 }
@@ -44,11 +50,25 @@ fn request(method: &str, version: &str, id: u64) -> String {
         ("ping", true) => format!(r#","params":{{{}}}"#, meta()),
         ("tools/list", false) => r#","params":{}"#.into(),
         ("tools/list", true) => format!(r#","params":{{{}}}"#, meta()),
+        ("resources/read", false) => r#","params":{"uri":"mem://big"}"#.into(),
+        ("resources/read", true) => format!(r#","params":{{"uri":"mem://big",{}}}"#, meta()),
+        (TYPED_CALL, false) => {
+            r#","params":{"name":"forecast","arguments":{"city":"Oslo","days":3}}"#.into()
+        }
+        (TYPED_CALL, true) => format!(
+            r#","params":{{"name":"forecast","arguments":{{"city":"Oslo","days":3}},{}}}"#,
+            meta()
+        ),
         (_, false) => r#","params":{"name":"tool_1","arguments":{"city":"Oslo"}}"#.into(),
         (_, true) => format!(
             r#","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}},{}}}"#,
             meta()
         ),
+    };
+    let method = if method == TYPED_CALL {
+        "tools/call"
+    } else {
+        method
     };
     let method = if method == "ping" && modern {
         "server/discover"
@@ -204,14 +224,31 @@ fn main() -> Result<(), Error> {
         .unwrap_or_else(|| if quick { vec![64] } else { vec![1, 64] });
     let impls: Vec<String> = value("--servers")
         .map(|s| s.split(',').map(str::to_owned).collect())
-        .unwrap_or_else(|| vec!["ours".into(), "rmcp-pipes".into(), "rmcp-stdio".into()]);
+        .unwrap_or_else(|| {
+            ["ours", "rmcp-pipes", "rmcp-stdio", "null"]
+                .map(String::from)
+                .to_vec()
+        });
+    let methods: Vec<String> = value("--methods")
+        .map(|s| s.split(',').map(str::to_owned).collect())
+        .unwrap_or_else(|| {
+            [
+                "ping",
+                "tools/list",
+                "tools/call",
+                TYPED_CALL,
+                "resources/read",
+            ]
+            .map(String::from)
+            .to_vec()
+        });
     let exe = support::build_bench_server(quick)?;
     println!(
-        "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes |"
+        "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes (spread) | ours ÷ null (spread) |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for version in [LEGACY, MODERN] {
-        for method in ["ping", "tools/list", "tools/call"] {
+        for method in methods.iter().map(String::as_str) {
             for &window in &windows {
                 // All servers at once, idle but for the one being driven; they take turns
                 // in rounds, so a busy phase of this shared machine falls on each alike
@@ -258,24 +295,31 @@ fn main() -> Result<(), Error> {
                     method
                 };
                 let ours_at = impls.iter().position(|w| w == "ours");
-                let pipes_at = impls.iter().position(|w| w == "rmcp-pipes");
-                for (which, figures) in impls.iter().zip(&rounds) {
-                    let ratio = match (which.as_str(), ours_at, pipes_at) {
-                        ("rmcp-pipes", Some(o), Some(p)) => {
-                            let (ours, pipes) = (rounds.get(o), rounds.get(p));
-                            let per_round: Vec<f64> = ours
-                                .into_iter()
-                                .flatten()
-                                .zip(pipes.into_iter().flatten())
-                                .map(|(o, p)| o.per_second / p.per_second)
-                                .collect();
-                            format!("{:.2}×", median(per_round))
-                        }
-                        _ => String::new(),
+                // The median of the per-round ratios of ours to `other`, and their range.
+                let ratio_to = |other: usize| {
+                    let (Some(ours), Some(theirs)) =
+                        (ours_at.and_then(|o| rounds.get(o)), rounds.get(other))
+                    else {
+                        return String::new();
+                    };
+                    let per_round: Vec<f64> = ours
+                        .iter()
+                        .zip(theirs)
+                        .map(|(o, t)| o.per_second / t.per_second)
+                        .collect();
+                    let low = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+                    let high = per_round.iter().copied().fold(0.0, f64::max);
+                    format!("{:.2}× ({low:.2}–{high:.2})", median(per_round))
+                };
+                for (i, (which, figures)) in impls.iter().zip(&rounds).enumerate() {
+                    let (to_rmcp, to_null) = match which.as_str() {
+                        "rmcp-pipes" => (ratio_to(i), String::new()),
+                        "null" => (String::new(), ratio_to(i)),
+                        _ => (String::new(), String::new()),
                     };
                     let of = |f: fn(&Figures) -> f64| median(figures.iter().map(f).collect());
                     println!(
-                        "| {version} | {shown} | {window} | {which} | {:.0} | {:.0} | {:.0} | {ratio} |",
+                        "| {version} | {shown} | {window} | {which} | {:.0} | {:.0} | {:.0} | {to_rmcp} | {to_null} |",
                         of(|f| f.per_second),
                         of(|f| f.p50_us),
                         of(|f| f.p99_us)

@@ -23,6 +23,7 @@ pub mod auth;
 mod cancel;
 #[cfg(feature = "client")]
 pub mod client;
+mod combine;
 pub mod model;
 mod protocol;
 mod server;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::de::{Error as _, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -54,7 +54,7 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                         "jsonrpc" => put(&mut e.jsonrpc, map.next_value()?)?,
                         "id" => put(&mut e.id, map.next_value()?)?,
                         "method" => put(&mut e.method, map.next_value()?)?,
-                        "params" => put(&mut e.params, map.next_value()?)?,
+                        "params" => put(&mut e.params, map.next_value_seed(Params)?)?,
                         "result" => put(&mut e.result, map.next_value()?)?,
                         "error" => put(&mut e.error, map.next_value()?)?,
                         _ => return Err(A::Error::custom("unknown member")),
@@ -64,6 +64,62 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
             }
         }
         d.deserialize_map(Members)
+    }
+}
+
+/// The token key by which serde_json's `Value` recognises an embedded raw value (a map
+/// holding it parses as the JSON text it carries): such params are left to the general
+/// path, where `Value` gives them its own meaning.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// `params` as the `Value` the general path builds, except that an object's `_meta` member
+/// is borrowed as text and its value taken from [`super::meta_cache`] (a 2026-07-28 client
+/// sends the same `_meta` on every request). Params that are neither an object nor an
+/// array, and `_meta` texts the cache declines, are a data error: the general path takes
+/// the frame.
+struct Params;
+
+impl<'de> DeserializeSeed<'de> for Params {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Params {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("params: an object or an array")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        // Built as `Value`'s own visitor builds a map: keys in order, a repeated key's
+        // last value kept in the first one's place.
+        let mut members = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == RAW_VALUE_TOKEN {
+                return Err(A::Error::custom("a raw value token"));
+            }
+            let value = if key == "_meta" {
+                let text: &'de RawValue = map.next_value()?;
+                super::meta_cache::value_of(text.get())
+                    .ok_or_else(|| A::Error::custom("a _meta left to the general path"))?
+            } else {
+                map.next_value()?
+            };
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
     }
 }
 
@@ -91,11 +147,8 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Option<Result<Message, Invalid>>, se
             None => return Ok(None),
         },
     };
-    let params = match envelope.params {
-        None => None,
-        Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
-        Some(_) => return Ok(None),
-    };
+    // Only an object or an array gets here: `Params` declines anything else.
+    let params = envelope.params;
     let method = method.to_owned();
     Ok(Some(Ok(match id {
         Some(id) => Message::Request { id, method, params },

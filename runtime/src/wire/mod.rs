@@ -8,6 +8,7 @@ mod error;
 mod json_text;
 mod map_key;
 mod message;
+mod meta_cache;
 mod outgoing;
 mod parse;
 

@@ -269,6 +269,35 @@ mod tests {
                 assert_same(format!("[{message}]").as_bytes());
             }
         }
+        // `_meta` is borrowed as text and parsed through the per-thread cache: first,
+        // second (kept) and third (served from the cache) sightings, at and around its
+        // depth limit, repeated and escaped keys, the raw-value token, invalid texts.
+        let meta_cases = [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#.to_owned(),
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1.5e300,"k":"a\"b\u00e9"}"#.to_owned(),
+            r#"{"a":1,"a":2}"#.to_owned(),
+            r#""text""#.to_owned(),
+            r#"null"#.to_owned(),
+            r#"{"a":"\ud800"}"#.to_owned(),
+            r#"{"a":tru}"#.to_owned(),
+            r#"{"$serde_json::private::RawValue":"{}"}"#.to_owned(),
+            format!("{}{}", "[".repeat(64), "]".repeat(64)),
+            format!("{}{}", "[".repeat(65), "]".repeat(65)),
+            format!("{}{}", "[".repeat(130), "]".repeat(130)),
+        ];
+        for meta in &meta_cases {
+            for params in [
+                format!(r#"{{"name":"x","_meta":{meta}}}"#),
+                format!(r#"{{"_m\u0065ta":{meta},"_meta":{meta}}}"#),
+                format!(r#"{{"$serde_json::private::RawValue":"{{}}","_meta":{meta}}}"#),
+            ] {
+                let message =
+                    format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
+                for _ in 0..3 {
+                    assert_same(message.as_bytes());
+                }
+            }
+        }
     }
 
     /// Every input of the committed fuzz corpus of the frame decoder, through both paths.

@@ -56,7 +56,7 @@ pub(crate) trait TaskInput: Send + Sync + std::fmt::Debug {
     fn request_input(
         &self,
         requests: Vec<(Option<String>, Value)>,
-    ) -> futures_util::future::BoxFuture<'_, Result<Vec<Value>, AskError>>;
+    ) -> crate::combine::BoxFuture<'_, Result<Vec<Value>, AskError>>;
 }
 
 pub(crate) async fn ask_all(
@@ -157,7 +157,7 @@ pub(crate) async fn ask_all(
             let calls = asks
                 .iter()
                 .map(|(_, ask)| legacy::ask(peer, pending, *timeout, ask, related_task.as_deref()));
-            futures_util::future::try_join_all(calls).await
+            crate::combine::try_join_all(calls.collect()).await
         }
     }
 }

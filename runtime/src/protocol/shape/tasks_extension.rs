@@ -52,8 +52,10 @@ pub fn get_task(
     extended(v)?;
     let what = "a task";
     let left = stamp(v, &mut task, server, None);
-    let mut typed =
-        ext::GetTaskResult::from_value(Value::Object(task)).map_err(|e| shaping_error(what, &e))?;
+    let mut typed = match ext::GetTaskResult::from_value(Value::Object(task)) {
+        Ok(typed) => typed,
+        Err(e) => return Err(shaping_error(what, &e)),
+    };
     // An outgoing message carries only what the extension defines.
     match &mut typed {
         ext::GetTaskResult::WorkingTask(t) => t.extra.clear(),

@@ -286,7 +286,7 @@ pub(super) enum Admission {
     /// Work prepared here, run like a handler (the tasks extension's methods).
     Work(
         &'static str,
-        futures_util::future::BoxFuture<'static, Result<Encoded, RpcError>>,
+        crate::combine::BoxFuture<'static, Result<Encoded, RpcError>>,
     ),
 }
 

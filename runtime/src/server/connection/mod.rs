@@ -13,12 +13,12 @@ use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use futures_util::FutureExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::Principal;
 use crate::cancel::{first, CancellationToken, First};
+use crate::combine::{self, BoxFuture};
 use crate::model::LogLevel;
 use crate::protocol::asks::{Asker, Pending, Round};
 use crate::protocol::lifecycle::Lifecycle;
@@ -206,16 +206,13 @@ impl Connection {
         let mut tasks = Vec::new();
         for item in items {
             match item {
-                Err(invalid) => tasks.push(
-                    futures_util::future::ready(Some(wire::error_response(
-                        invalid.id.as_ref(),
-                        &invalid.error,
-                    )))
-                    .boxed(),
-                ),
+                Err(invalid) => tasks.push(ready(wire::error_response(
+                    invalid.id.as_ref(),
+                    &invalid.error,
+                ))),
                 Ok(message) => match self.dispatch(message, reply, principal) {
                     Dispatched::Ready(answer) => {
-                        tasks.push(futures_util::future::ready(Some(answer)).boxed());
+                        tasks.push(ready(answer));
                     }
                     Dispatched::Task(task) => tasks.push(task),
                     Dispatched::Nothing => {}
@@ -228,7 +225,7 @@ impl Connection {
         }
         let reply = reply.clone();
         tokio::spawn(async move {
-            let answers: Vec<Outgoing> = futures_util::future::join_all(tasks)
+            let answers: Vec<Outgoing> = combine::join_all(tasks)
                 .await
                 .into_iter()
                 .flatten()
@@ -302,64 +299,59 @@ impl Connection {
                     in_flight.insert(id.clone(), token.clone());
                 }
                 let conn = Arc::clone(self);
-                Dispatched::Task(
-                    async move {
-                        let server = conn.server.clone();
-                        let (method, work) = match admitted {
-                            Work::Handler(v, method, ctx) => {
-                                let server = server.clone();
-                                (
-                                    method.name(),
-                                    async move { server.handle(v, method, params, ctx).await }
-                                        .boxed(),
-                                )
-                            }
-                            Work::Given(method, work) => (method, work),
-                        };
-                        let work = AssertUnwindSafe(work).catch_unwind();
-                        let timeout = server.limits().request_timeout;
-                        let outcome =
-                            match first(token.cancelled(), tokio::time::timeout(timeout, work))
-                                .await
-                            {
-                                First::A(()) => None,
-                                First::B(r) => Some(r),
-                            };
-                        {
-                            // Only this request's entry: a cancelled id may already
-                            // name a new request.
-                            let mut in_flight = lock(&conn.in_flight);
-                            if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
-                                in_flight.remove(&id);
-                            }
+                Dispatched::Task(Box::pin(async move {
+                    let server = conn.server.clone();
+                    let (method, work) = match admitted {
+                        Work::Handler(v, method, ctx) => {
+                            let server = server.clone();
+                            let work: BoxFuture<'static, _> =
+                                Box::pin(
+                                    async move { server.handle(v, method, params, ctx).await },
+                                );
+                            (method.name(), work)
                         }
-                        let outcome = outcome?;
-                        Some(match outcome {
-                            Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
-                            Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
-                            Err(_elapsed) => {
-                                // Dropping the handler's future cancels it; its asks end too.
-                                token.cancel();
-                                tracing::warn!(%method, ?timeout, "handler timed out");
-                                wire::error_response(
-                                    Some(&id),
-                                    &RpcError::internal(format!(
-                                        "Internal error: the handler did not finish within {} ms",
-                                        timeout.as_millis()
-                                    )),
-                                )
-                            }
-                            Ok(Err(_panic)) => {
-                                tracing::error!(%method, "handler panicked");
-                                wire::error_response(
-                                    Some(&id),
-                                    &RpcError::internal("Internal error: the handler panicked"),
-                                )
-                            }
-                        })
+                        Work::Given(method, work) => (method, work),
+                    };
+                    let work = combine::catch_unwind(AssertUnwindSafe(work));
+                    let timeout = server.limits().request_timeout;
+                    let outcome =
+                        match first(token.cancelled(), tokio::time::timeout(timeout, work)).await {
+                            First::A(()) => None,
+                            First::B(r) => Some(r),
+                        };
+                    {
+                        // Only this request's entry: a cancelled id may already
+                        // name a new request.
+                        let mut in_flight = lock(&conn.in_flight);
+                        if in_flight.get(&id).is_some_and(|t| t.same_as(&token)) {
+                            in_flight.remove(&id);
+                        }
                     }
-                    .boxed(),
-                )
+                    let outcome = outcome?;
+                    Some(match outcome {
+                        Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
+                        Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
+                        Err(_elapsed) => {
+                            // Dropping the handler's future cancels it; its asks end too.
+                            token.cancel();
+                            tracing::warn!(%method, ?timeout, "handler timed out");
+                            wire::error_response(
+                                Some(&id),
+                                &RpcError::internal(format!(
+                                    "Internal error: the handler did not finish within {} ms",
+                                    timeout.as_millis()
+                                )),
+                            )
+                        }
+                        Ok(Err(_panic)) => {
+                            tracing::error!(%method, "handler panicked");
+                            wire::error_response(
+                                Some(&id),
+                                &RpcError::internal("Internal error: the handler panicked"),
+                            )
+                        }
+                    })
+                }))
             }
         }
     }
@@ -413,10 +405,12 @@ impl Drop for Connection {
 #[allow(clippy::large_enum_variant)]
 enum Work {
     Handler(ProtocolVersion, McpMethod, Context),
-    Given(
-        &'static str,
-        futures_util::future::BoxFuture<'static, Result<Encoded, RpcError>>,
-    ),
+    Given(&'static str, BoxFuture<'static, Result<Encoded, RpcError>>),
+}
+
+/// A batch member answered at once, as a task like the others.
+fn ready(answer: Outgoing) -> BoxFuture<'static, Option<Outgoing>> {
+    Box::pin(std::future::ready(Some(answer)))
 }
 
 /// What a message became in [`Connection::dispatch`].
@@ -427,5 +421,5 @@ enum Dispatched {
     Ready(Outgoing),
     /// The request's handler, to run concurrently; it yields the answer, or nothing if
     /// the request was cancelled.
-    Task(futures_util::future::BoxFuture<'static, Option<Outgoing>>),
+    Task(BoxFuture<'static, Option<Outgoing>>),
 }

@@ -5,7 +5,6 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -221,7 +220,7 @@ async fn job(
             None => cancel.cancelled().await,
         }
     };
-    let work = AssertUnwindSafe(handler(arguments, ctx)).catch_unwind();
+    let work = crate::combine::catch_unwind(AssertUnwindSafe(handler(arguments, ctx)));
     let outcome = match first(stop, work).await {
         // Cancelled: the status says so already; the handler's future is dropped.
         First::A(()) => return,

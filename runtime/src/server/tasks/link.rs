@@ -107,7 +107,7 @@ impl TaskInput for TaskLink {
     fn request_input(
         &self,
         requests: Vec<(Option<String>, Value)>,
-    ) -> futures_util::future::BoxFuture<'_, Result<Vec<Value>, AskError>> {
+    ) -> crate::combine::BoxFuture<'_, Result<Vec<Value>, AskError>> {
         Box::pin(async move {
             match self.id() {
                 Some(id) => self.tasks.request_input(&id, &self.info, requests).await,

@@ -383,7 +383,7 @@ impl Tasks {
             true
         })
         .await;
-        let all = futures_util::future::join_all(receivers);
+        let all = crate::combine::join_all(receivers);
         match first(token.cancelled(), all).await {
             First::A(()) => Err(cancelled()),
             First::B(answers) => answers
