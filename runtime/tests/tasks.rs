@@ -4,7 +4,8 @@
 //! task as session requests), each message checked against the revision's official
 //! schema; the 2026-07-28 `io.modelcontextprotocol/tasks` extension (flat
 //! `CreateTaskResult`, `tasks/get` with the result, error or `inputRequests` inlined,
-//! `tasks/update`, `tasks/cancel`, `-32021` for a client without it); the bound on tasks
+//! `tasks/update`, `tasks/cancel`, `-32021` for a client without it; each result checked
+//! against the extension's official schema when it is available); the bound on tasks
 //! per client; and that a client which did not declare tasks sees exactly the messages
 //! it saw before a tool opted in.
 
@@ -14,7 +15,7 @@ mod kit;
 
 use std::time::Duration;
 
-use kit::schema::assert_schema_exact;
+use kit::schema::{assert_schema_exact, check_extension_exact};
 use kit::stdio::Stdio;
 use kit::{code, modern_meta, MODERN};
 use mcp_runtime::model::{Elicitation, Implementation, TaskSupport, Tool, ToolResult};
@@ -250,6 +251,16 @@ fn with_tasks() -> Value {
     json!({"elicitation": {}, "extensions": {TASKS: {}}})
 }
 
+/// Checks a 2026-07-28 tasks-extension result against the extension's official schema
+/// (an exact instance of `def`), when that schema is available here; returns it.
+fn ext_exact<'a>(def: &str, answer: &'a Value) -> &'a Value {
+    let result = &answer["result"];
+    assert!(result.is_object(), "no result: {answer}");
+    check_extension_exact(TASKS, def, result);
+    result
+}
+
+/// Polls `tasks/get` until `status`, checking every answer against the extension schema.
 async fn poll_until(io: &mut Stdio, next_id: &mut i64, task: &str, status: &str) -> Value {
     for _ in 0..200 {
         *next_id += 1;
@@ -260,8 +271,9 @@ async fn poll_until(io: &mut Stdio, next_id: &mut i64, task: &str, status: &str)
                 modern(json!({"taskId": task}), with_tasks()),
             )
             .await;
-        if got["result"]["status"] == status {
-            return got["result"].clone();
+        let result = ext_exact("GetTaskResult", &got);
+        if result["status"] == status {
+            return result.clone();
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
@@ -291,7 +303,7 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             ),
         )
         .await;
-    let r = &created["result"];
+    let r = ext_exact("CreateTaskResult", &created);
     assert_eq!(r["resultType"], "task");
     assert_eq!(r["status"], "working");
     assert!(r["ttlMs"].as_u64().is_some() && r["pollIntervalMs"].as_u64().is_some());
@@ -309,7 +321,10 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             modern(json!({"name": "ask", "arguments": {}}), with_tasks()),
         )
         .await;
-    let asking = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let asking = ext_exact("CreateTaskResult", &created)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let waiting = poll_until(&mut io, &mut n, &asking, "input_required").await;
     let (key, request) = waiting["inputRequests"]
         .as_object()
@@ -329,7 +344,10 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             ),
         )
         .await;
-    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(
+        ext_exact("UpdateTaskResult", &ack)["resultType"],
+        "complete"
+    );
     assert!(ack["result"].get("taskId").is_none());
     let done = poll_until(&mut io, &mut n, &asking, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
@@ -342,7 +360,10 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             modern(json!({"name": "broken", "arguments": {}}), with_tasks()),
         )
         .await;
-    let broken = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let broken = ext_exact("CreateTaskResult", &created)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let failed = poll_until(&mut io, &mut n, &broken, "failed").await;
     assert_eq!(failed["error"]["code"], -32603);
     assert!(failed.get("result").is_none());
@@ -358,7 +379,10 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             ),
         )
         .await;
-    let long = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let long = ext_exact("CreateTaskResult", &created)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let ack = io
         .request(
             7,
@@ -366,8 +390,35 @@ async fn a_2026_07_28_client_of_the_extension_polls_updates_and_cancels() {
             modern(json!({"taskId": long}), with_tasks()),
         )
         .await;
-    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(
+        ext_exact("CancelTaskResult", &ack)["resultType"],
+        "complete"
+    );
+    // Idempotent: cancelling a task that already ended is acknowledged the same way.
     poll_until(&mut io, &mut n, &long, "cancelled").await;
+    let again = io
+        .request(
+            12,
+            "tasks/cancel",
+            modern(json!({"taskId": long}), with_tasks()),
+        )
+        .await;
+    assert_eq!(
+        ext_exact("CancelTaskResult", &again)["resultType"],
+        "complete"
+    );
+
+    // Params the extension's types do not admit are -32602.
+    for (id, method) in [
+        (13, "tasks/get"),
+        (14, "tasks/cancel"),
+        (15, "tasks/update"),
+    ] {
+        let refused = io
+            .request(id, method, modern(json!({"taskId": 7}), with_tasks()))
+            .await;
+        assert_eq!(code(&refused), -32602, "{method}: {refused}");
+    }
 
     // Without the extension: the methods and the required tool are -32021, an optional
     // tool runs directly.

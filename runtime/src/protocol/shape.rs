@@ -19,7 +19,8 @@
 //!   `cacheScope`, and `_meta` names the server; older revisions get none of these.
 //!
 //! Fields a revision lacks (`title`, `icons`, `annotations`, `outputSchema`, …) need no
-//! rule: projection drops them.
+//! rule: projection drops them. An extension's results are projected through the
+//! extension's generated types in the same way ([`tasks_extension`]).
 
 use mcp_generated::support::FromValue;
 use mcp_generated::KeepsUnknownKeys;
@@ -36,6 +37,13 @@ use crate::wire::{Encoded, RpcError};
 // Generated from `schema/revisions.toml`: dispatches on a revision known at run time,
 // over every revision or over those with a given behaviour flag.
 pub(crate) use mcp_generated::by_revision;
+
+mod lifecycle;
+mod notifications;
+pub mod tasks_extension;
+
+pub use lifecycle::{discover, implementation, initialize, server_capabilities};
+pub use notifications::{log_message, number, progress};
 
 /// Projects a neutral value through a closed generated type.
 pub fn project<T: FromValue + Serialize>(what: &str, value: Value) -> Result<Value, RpcError> {
@@ -87,7 +95,18 @@ fn project_stamped<T: FromValue + Serialize + KeepsUnknownKeys>(
         Err(e) => return Err(shaping_error(what, &e)),
     };
     typed.unknown_keys_mut().clear();
-    match crate::wire::encode::to_vec_with_capacity(&typed, large + SMALL_PARTS) {
+    encode_typed(what, &typed, left, large)
+}
+
+/// Encodes a typed result whose unknown keys are already emptied, then adds what
+/// [`stamp`] left to the encoded text.
+fn encode_typed<T: Serialize>(
+    what: &str,
+    typed: &T,
+    left: MetaLeft<'_>,
+    large: usize,
+) -> Result<Encoded, RpcError> {
+    match crate::wire::encode::to_vec_with_capacity(typed, large + SMALL_PARTS) {
         Ok(json) => Ok(stamped(json, left)),
         Err(e) => Err(shaping_error(what, &e)),
     }
@@ -519,91 +538,6 @@ pub fn empty(v: ProtocolVersion, server: &Implementation) -> Encoded {
     Encoded::from_json(json)
 }
 
-/// A result of an extension whose types the revision's schema does not define (the
-/// 2026-07-28 `io.modelcontextprotocol/tasks` extension): the neutral result, stamped as
-/// every result of the revision is (`resultType` — `complete` unless `result_type` names
-/// another —, the server's identity) and encoded as it is. The one path besides
-/// [`append_server_info`] that skips projection, until `mcp-codegen` generates the
-/// extension's types from its official schema.
-pub fn extension_result(
-    v: ProtocolVersion,
-    server: &Implementation,
-    mut result: Map<String, Value>,
-    result_type: Option<&str>,
-) -> Encoded {
-    let left = stamp(v, &mut result, server, None);
-    if let (true, Some(t)) = (v.features().result_type, result_type) {
-        result.insert("resultType".into(), json!(t));
-    }
-    // A `Value` always encodes (its map keys are strings).
-    let mut json = crate::wire::encode::to_vec(&Value::Object(result)).unwrap_or_default();
-    if let MetaLeft::ServerInfo(server) = left {
-        append_server_info(&mut json, server);
-    }
-    Encoded::from_json(json)
-}
-
-/// The server's capabilities for revision `v`, from the neutral declaration.
-pub fn server_capabilities(v: ProtocolVersion, neutral_caps: &Value) -> Result<Value, RpcError> {
-    by_revision!(v, |m| project::<m::ServerCapabilities>(
-        "the server capabilities",
-        neutral_caps.clone()
-    ))
-}
-
-/// The server's identity for revision `v`.
-pub fn implementation(v: ProtocolVersion, server: &Implementation) -> Result<Value, RpcError> {
-    by_revision!(v, |m| project::<m::Implementation>(
-        "the server info",
-        neutral(server)
-    ))
-}
-
-/// The result of `initialize` (legacy revisions only).
-pub fn initialize(
-    v: ProtocolVersion,
-    server: &Implementation,
-    neutral_caps: &Value,
-    instructions: Option<&str>,
-) -> Result<Encoded, RpcError> {
-    let mut result = object(json!({
-        "protocolVersion": v.as_str(),
-        "capabilities": server_capabilities(v, neutral_caps)?,
-        "serverInfo": implementation(v, server)?,
-    }));
-    if let Some(i) = instructions {
-        result.insert("instructions".into(), json!(i));
-    }
-    by_revision!(v, where legacy, |m| project_open::<m::InitializeResult>(
-        "initialize",
-        Value::Object(result)
-    ), else Err(RpcError::method_not_found("initialize")))
-}
-
-/// The result of `server/discover` (modern revisions only).
-pub fn discover(
-    v: ProtocolVersion,
-    server: &Implementation,
-    neutral_caps: &Value,
-    supported: &[&str],
-    instructions: Option<&str>,
-) -> Result<Encoded, RpcError> {
-    let mut result = object(json!({
-        "supportedVersions": supported,
-        "capabilities": server_capabilities(v, neutral_caps)?,
-    }));
-    if let Some(i) = instructions {
-        result.insert("instructions".into(), json!(i));
-    }
-    let left = stamp(v, &mut result, server, Some(CacheHint::NONE));
-    by_revision!(v, where modern, |m| project_stamped::<m::DiscoverResult>(
-        "the discover result",
-        Value::Object(result),
-        left,
-        0
-    ), else Err(RpcError::method_not_found("server/discover")))
-}
-
 /// An `InputRequiredResult` (modern revisions): what the handler asked, and the signed
 /// state the client echoes on its retry.
 pub fn input_required(
@@ -624,51 +558,4 @@ pub fn input_required(
     ), else Err(RpcError::internal(format!(
         "input_required does not exist in MCP {v}"
     ))))
-}
-
-/// Params of `notifications/progress`.
-pub fn progress(
-    v: ProtocolVersion,
-    token: &Value,
-    progress: f64,
-    total: Option<f64>,
-    message: Option<&str>,
-) -> Result<Value, RpcError> {
-    let mut params = object(json!({"progressToken": token, "progress": number(progress)}));
-    if let Some(t) = total {
-        params.insert("total".into(), number(t));
-    }
-    if let (true, Some(m)) = (v.features().progress_message, message) {
-        params.insert("message".into(), json!(m));
-    }
-    by_revision!(v, |m| project::<m::ProgressNotificationParams>(
-        "a progress notification",
-        Value::Object(params)
-    ))
-}
-
-/// Params of `notifications/message`.
-pub fn log_message(
-    v: ProtocolVersion,
-    level: crate::model::LogLevel,
-    logger: Option<&str>,
-    data: Value,
-) -> Result<Value, RpcError> {
-    let mut params = object(json!({"level": level, "data": data}));
-    if let Some(l) = logger {
-        params.insert("logger".into(), json!(l));
-    }
-    by_revision!(v, |m| project::<m::LoggingMessageNotificationParams>(
-        "a log message",
-        Value::Object(params)
-    ))
-}
-
-/// A number in its shortest written form: `50.0` is written `50`.
-pub fn number(x: f64) -> Value {
-    if x.fract() == 0.0 && x.abs() < 9.0e15 {
-        json!(x as i64)
-    } else {
-        json!(x)
-    }
 }

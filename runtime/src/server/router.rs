@@ -36,10 +36,13 @@ where
     }
 }
 
-/// Decodes `params` into the revision's generated params type of method `M` (required
-/// params absent, or params that do not decode, are `-32602`). The params are taken
-/// apart by `FromValue`, not copied: the caller keeps what it needs from the typed value.
-fn decode_params<M: mcp_generated::Method>(params: Option<Value>) -> Result<M::Params, RpcError>
+/// Decodes `params` into the generated params type of method `M`, a revision's or an
+/// extension's (required params absent, or params that do not decode, are `-32602`).
+/// The params are taken apart by `FromValue`, not copied: the caller keeps what it needs
+/// from the typed value.
+pub(super) fn decode_params<M: mcp_generated::Method>(
+    params: Option<Value>,
+) -> Result<M::Params, RpcError>
 where
     M::Params: FromValue,
 {

@@ -3,12 +3,14 @@
 //! `tasks/update` and `tasks/cancel`. A task is only ever visible to its owner.
 
 use base64::Engine;
+use mcp_generated::ext::tasks as ext;
 use serde_json::{Map, Value};
 
 use super::{declares_extension, extension_required, wire_shape, TaskStatus};
 use crate::cancel::CancellationToken;
-use crate::protocol::shape;
+use crate::protocol::shape::tasks_extension;
 use crate::protocol::version::ProtocolVersion;
+use crate::server::router::decode_params;
 use crate::server::Server;
 use crate::wire::{Encoded, RpcError};
 use crate::Era;
@@ -66,8 +68,25 @@ impl Server {
         }
         let info = self.info();
         let tasks = self.tasks();
+        // `tasks/get` and `tasks/cancel` params are decoded through the extension's
+        // generated types (`_meta` stays at the envelope, read by the caller).
+        // `tasks/update` is read by hand: each of its `inputResponses` goes as it is to
+        // the ask waiting under its key, and one under a key not outstanding is ignored
+        // (`Tasks::answer`), so one odd answer must not refuse the whole update, as
+        // decoding the map through the extension's `InputResponses` union would.
+        let (id, params) = match method {
+            "tasks/get" => (
+                decode_params::<ext::methods::GetTask>(params)?.task_id,
+                None,
+            ),
+            "tasks/cancel" => (
+                decode_params::<ext::methods::CancelTask>(params)?.task_id,
+                None,
+            ),
+            _ => (task_id(params.as_ref())?.to_owned(), params),
+        };
         let params = params.as_ref();
-        let id = task_id(params)?;
+        let id = id.as_str();
         let record = tasks.owned(id, owner).await?;
         match method {
             "tasks/get" => wire_shape::get_result(v, info, &record),
@@ -82,14 +101,14 @@ impl Server {
                     }
                 };
                 tasks.answer(id, info, responses).await;
-                Ok(shape::extension_result(v, info, Map::new(), None))
+                tasks_extension::update_task(v, info)
             }
             _ => {
                 // Idempotent: a task that already ended is acknowledged as it is.
                 if !record.status.is_terminal() {
                     tasks.cancel(id, info).await;
                 }
-                Ok(shape::extension_result(v, info, Map::new(), None))
+                tasks_extension::cancel_task(v, info)
             }
         }
     }

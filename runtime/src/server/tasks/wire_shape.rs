@@ -1,6 +1,7 @@
 //! A task record as each era writes it: 2025-11-25 through that revision's generated
-//! task types (`ttl`, `pollInterval`, `CreateTaskResult.task`), the 2026-07-28
-//! extension's shapes (`ttlMs`, `pollIntervalMs`, a flat `CreateTaskResult` with
+//! task types (`ttl`, `pollInterval`, `CreateTaskResult.task`), 2026-07-28 through the
+//! `io.modelcontextprotocol/tasks` extension's generated types
+//! (`shape::tasks_extension`: `ttlMs`, `pollIntervalMs`, a flat `CreateTaskResult` with
 //! `resultType: "task"`, results and errors inlined on `tasks/get`).
 
 use serde_json::{json, Map, Value};
@@ -8,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::store::iso8601;
 use super::{TaskRecord, TaskStatus};
 use crate::model::Implementation;
-use crate::protocol::shape::{self, by_revision, project, project_open};
+use crate::protocol::shape::{by_revision, project, project_open, tasks_extension};
 use crate::protocol::version::ProtocolVersion;
 use crate::wire::{self, Encoded, ErrorCode, Outgoing, RpcError};
 
@@ -42,12 +43,7 @@ pub(super) fn create_result(
     r: &TaskRecord,
 ) -> Result<Encoded, RpcError> {
     if v.era() == crate::Era::Modern {
-        return Ok(shape::extension_result(
-            v,
-            info,
-            task_fields(r, true),
-            Some("task"),
-        ));
+        return tasks_extension::create_task(v, info, task_fields(r, true));
     }
     let result = json!({"task": task_fields(r, false)});
     by_revision!(v, where tasks, |m| project_open::<m::CreateTaskResult>(
@@ -90,7 +86,7 @@ pub(super) fn get_result(
             }
             TaskStatus::Working | TaskStatus::Cancelled => {}
         }
-        return Ok(shape::extension_result(v, info, task, None));
+        return tasks_extension::get_task(v, info, task);
     }
     let task = Value::Object(task_fields(r, false));
     by_revision!(v, where tasks, |m| project_open::<m::GetTaskResult>(
