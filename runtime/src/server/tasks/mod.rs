@@ -75,6 +75,20 @@ struct Live {
     ended: Arc<Notify>,
 }
 
+/// What a replica that does not run a task hands to the replicas that may (HTTP with a
+/// session store): the handler's cancellation, or the answers it waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TaskSignal {
+    /// `tasks/cancel`: the record is already `cancelled`; the handler is to stop.
+    Cancel(String),
+    /// `tasks/update`: answers by `inputRequests` key, already taken off the record.
+    Answers(String, Map<String, Value>),
+}
+
+/// Sends a [`TaskSignal`] to the other replicas; whether it left (the transport sets it).
+pub(crate) type TaskRelay =
+    Arc<dyn Fn(TaskSignal) -> crate::combine::BoxFuture<'static, bool> + Send + Sync>;
+
 /// The tasks of one server.
 pub(crate) struct Tasks {
     store: std::sync::RwLock<Arc<dyn TaskStore>>,
@@ -85,6 +99,8 @@ pub(crate) struct Tasks {
     live: Mutex<HashMap<String, Live>>,
     /// Ids are random; the counter only makes two ids of one process differ for sure.
     minted: AtomicU64,
+    /// Reaches the handler of a task another replica runs (see [`TaskSignal`]).
+    relay: std::sync::RwLock<Option<TaskRelay>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -113,6 +129,57 @@ impl Tasks {
             options,
             live: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
+            relay: std::sync::RwLock::new(None),
+        }
+    }
+
+    /// Lets a `tasks/cancel` or `tasks/update` served here reach a handler that runs on
+    /// another replica.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn set_relay(&self, relay: TaskRelay) {
+        *self.relay.write().unwrap_or_else(PoisonError::into_inner) = Some(relay);
+    }
+
+    /// Sends `signal` to the other replicas: `None` with no replicas, else whether it left.
+    async fn relay(&self, signal: TaskSignal) -> Option<bool> {
+        let relay = self
+            .relay
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        Some(relay(signal).await)
+    }
+
+    /// A signal from the replica that served a `tasks/cancel` or `tasks/update` for a
+    /// task this one may run (nothing happens if it does not). The record was changed
+    /// there already: here the handler is stopped, or handed its answers.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) async fn relayed(&self, signal: TaskSignal, info: &Implementation) {
+        match signal {
+            TaskSignal::Cancel(id) => {
+                let Some(l) = lock(&self.live).remove(&id) else {
+                    return;
+                };
+                l.cancel.cancel();
+                l.ended.notify_waiters();
+                if let Some(out) = l.status_to {
+                    // The legacy client's session is here: it hears the status here.
+                    if let Ok(Some(record)) = self.store().get(&id).await {
+                        if let Some(note) = wire_shape::status_notification(&record, info) {
+                            let _ = out.try_send(note);
+                        }
+                    }
+                }
+            }
+            TaskSignal::Answers(id, responses) => {
+                let mut live = lock(&self.live);
+                let Some(l) = live.get_mut(&id) else { return };
+                for (key, response) in responses {
+                    if let Some(tx) = l.waiting.remove(&key) {
+                        let _ = tx.send(response);
+                    }
+                }
+            }
         }
     }
 
@@ -336,8 +403,14 @@ impl Tasks {
                 true
             })
             .await;
-        if let Some(t) = token {
-            t.cancel();
+        match token {
+            Some(t) => t.cancel(),
+            // Run on another replica, if anywhere: its handler is told there.
+            None => {
+                if self.relay(TaskSignal::Cancel(id.to_owned())).await == Some(false) {
+                    tracing::warn!("task {id}: cancelled, but its handler may run on");
+                }
+            }
         }
         match after {
             Some(r) => Some(r),
@@ -395,28 +468,69 @@ impl Tasks {
 
     /// 2026-07-28 `tasks/update`: hands each answer to the ask waiting under its key;
     /// keys not outstanding are ignored. The answered keys leave `inputRequests` before
-    /// this returns; the task is `working` again once none is left.
+    /// this returns; the task is `working` again once none is left. A task another
+    /// replica runs gets its answers through the replicas' channel (an error, the record
+    /// unchanged, if they cannot be sent).
     pub(crate) async fn answer(
         &self,
         id: &str,
         info: &Implementation,
         responses: Map<String, Value>,
-    ) {
+    ) -> Result<(), RpcError> {
         let mut answered = Vec::new();
+        let mut elsewhere = None;
         {
             let mut live = lock(&self.live);
-            if let Some(l) = live.get_mut(id) {
-                for (key, response) in responses {
-                    if let Some(tx) = l.waiting.remove(&key) {
-                        // The handler may have stopped waiting (cancelled): nothing to do.
-                        let _ = tx.send(response);
-                        answered.push(key);
+            match live.get_mut(id) {
+                Some(l) => {
+                    for (key, response) in responses {
+                        if let Some(tx) = l.waiting.remove(&key) {
+                            // The handler may have stopped waiting (cancelled).
+                            let _ = tx.send(response);
+                            answered.push(key);
+                        }
                     }
+                }
+                None => elsewhere = Some(responses),
+            }
+        }
+        if let Some(responses) = elsewhere {
+            if self
+                .relay
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_none()
+            {
+                // No other replica: no handler waits for them.
+                return Ok(());
+            }
+            // Outstanding keys are those the record lists.
+            let record = self.store().get(id).await.map_err(|e| store_error(&e))?;
+            let Some(record) = record.filter(|r| !r.status.is_terminal()) else {
+                return Ok(());
+            };
+            let outstanding: Map<String, Value> = responses
+                .into_iter()
+                .filter(|(key, _)| record.input_requests.contains_key(key))
+                .collect();
+            if outstanding.is_empty() {
+                return Ok(());
+            }
+            answered = outstanding.keys().cloned().collect();
+            let signal = TaskSignal::Answers(id.to_owned(), outstanding);
+            match self.relay(signal).await {
+                Some(true) => {}
+                // No other replica: no handler waits for them.
+                None => return Ok(()),
+                Some(false) => {
+                    return Err(RpcError::internal(
+                        "Internal error: the answers could not reach the task's handler; retry",
+                    ))
                 }
             }
         }
         if answered.is_empty() {
-            return;
+            return Ok(());
         }
         self.change(id, info, move |r| {
             for key in &answered {
@@ -428,6 +542,7 @@ impl Tasks {
             true
         })
         .await;
+        Ok(())
     }
 
     /// Waits until the task is terminal (2025-11-25 `tasks/result`), or `stop` fires.

@@ -2,7 +2,8 @@
 //! store on every request and its local copy brought up to date; what changed is written
 //! back; and the replicas tell each other, on the store's channel, what only another may
 //! act on: an answer to a server-to-client request, a cancellation, a server event for a
-//! GET stream, a changed or ended session.
+//! GET stream, a changed or ended session, a task's cancellation or answers for the
+//! replica that runs its handler.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
@@ -24,6 +25,7 @@ use super::store::{
 };
 use crate::protocol::method::McpMethod;
 use crate::server::connection::{Connection, Snapshot};
+use crate::server::tasks::TaskSignal;
 use crate::server::ServerEvent;
 use crate::wire::{ErrorCode, Frame, Message, Outgoing, RequestId};
 
@@ -404,12 +406,41 @@ fn event_of(note: &Value) -> Option<ServerEvent> {
     })
 }
 
+fn task_note(signal: &TaskSignal) -> Value {
+    match signal {
+        TaskSignal::Cancel(task) => json!({"kind": "task", "op": "cancel", "task": task}),
+        TaskSignal::Answers(task, responses) => {
+            json!({"kind": "task", "op": "answers", "task": task, "responses": responses})
+        }
+    }
+}
+
+fn task_signal(note: &Value) -> Option<TaskSignal> {
+    let task = note.get("task")?.as_str()?.to_owned();
+    Some(match note.get("op")?.as_str()? {
+        "cancel" => TaskSignal::Cancel(task),
+        "answers" => TaskSignal::Answers(task, note.get("responses")?.as_object()?.clone()),
+        _ => return None,
+    })
+}
+
 /// How long to wait before subscribing again after the store's channel was lost.
 const RESUBSCRIBE: Duration = Duration::from_millis(250);
 
 /// The replica's two tasks: its server's events published to the others, and the
 /// others' messages acted on. Both end with the transport.
 pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
+    // A `tasks/cancel` or `tasks/update` served here for a task whose handler runs on
+    // another replica reaches it on the channel (every replica hears it; the one that
+    // runs the task acts on it).
+    let relay_to = shared.clone();
+    state
+        .server
+        .tasks()
+        .set_relay(Arc::new(move |signal: TaskSignal| {
+            let shared = relay_to.clone();
+            Box::pin(async move { publish(&shared, task_note(&signal)).await })
+        }));
     // Alive, for the others: a stream this replica writes is waited on while it is.
     let (beating, closing) = (shared.clone(), state.closing.clone());
     tokio::spawn(async move {
@@ -517,6 +548,14 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         return;
     }
     if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
+        return;
+    }
+    if kind == "task" {
+        // Tasks are not a session's: any replica may run the handler.
+        if let Some(signal) = task_signal(&note) {
+            let server = &state.server;
+            server.tasks().relayed(signal, server.info()).await;
+        }
         return;
     }
     if kind == "event" {
