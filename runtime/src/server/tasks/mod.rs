@@ -405,12 +405,14 @@ impl Tasks {
             .await;
         match token {
             Some(t) => t.cancel(),
-            // Run on another replica, if anywhere: its handler is told there.
-            None => {
+            // Cancelled here now, and run on another replica if anywhere: its handler is
+            // told there. (A task that had ended, or expired, needs no word.)
+            None if after.is_some() => {
                 if self.relay(TaskSignal::Cancel(id.to_owned())).await == Some(false) {
                     tracing::warn!("task {id}: cancelled, but its handler may run on");
                 }
             }
+            None => {}
         }
         match after {
             Some(r) => Some(r),
