@@ -403,16 +403,14 @@ impl Tasks {
                 true
             })
             .await;
-        match token {
-            Some(t) => t.cancel(),
+        if let Some(t) = token {
+            t.cancel();
+        } else if after.is_some()
             // Cancelled here now, and run on another replica if anywhere: its handler is
             // told there. (A task that had ended, or expired, needs no word.)
-            None if after.is_some() => {
-                if self.relay(TaskSignal::Cancel(id.to_owned())).await == Some(false) {
-                    tracing::warn!("task {id}: cancelled, but its handler may run on");
-                }
-            }
-            None => {}
+            && self.relay(TaskSignal::Cancel(id.to_owned())).await == Some(false)
+        {
+            tracing::warn!("task {id}: cancelled, but its handler may run on");
         }
         match after {
             Some(r) => Some(r),
