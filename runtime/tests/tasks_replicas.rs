@@ -27,13 +27,24 @@ use serde_json::{json, Value};
 /// handler is dropped where it runs, which is how a handler sees its cancellation.
 static CANCEL_SEEN: AtomicBool = AtomicBool::new(false);
 
-/// Held by the `wait` handler while it runs.
-struct Running;
+/// The same for `legacy_wait`, which the 2025-11-25 test runs.
+static LEGACY_CANCEL_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// Held by a waiting handler while it runs; sets its flag when dropped.
+struct Running(&'static AtomicBool);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        CANCEL_SEEN.store(true, Ordering::SeqCst);
+        self.0.store(true, Ordering::SeqCst);
     }
+}
+
+/// Waits a minute unless dropped first (cancelled), which sets `seen`.
+async fn wait_a_minute(seen: &'static AtomicBool) -> &'static str {
+    let running = Running(seen);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    std::mem::forget(running);
+    "not cancelled"
 }
 
 fn replica() -> Server {
@@ -51,12 +62,12 @@ fn replica() -> Server {
         )
         .tool(
             Tool::new("wait", "Waits a minute, unless cancelled").task_support(TaskSupport::Optional),
-            |_, _| async move {
-                let running = Running;
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                std::mem::forget(running);
-                "not cancelled"
-            },
+            |_, _| wait_a_minute(&CANCEL_SEEN),
+        )
+        .tool(
+            Tool::new("legacy_wait", "Waits a minute, unless cancelled")
+                .task_support(TaskSupport::Optional),
+            |_, _| wait_a_minute(&LEGACY_CANCEL_SEEN),
         )
         .tool(
             Tool::new("ask", "Asks a name, then greets").task_support(TaskSupport::Optional),
@@ -216,4 +227,45 @@ async fn answers_through_another_replica_reach_the_handler() {
         done["result"]["result"]["content"][0]["text"], "Hello, Ada!",
         "{done}"
     );
+}
+
+#[tokio::test]
+async fn a_2025_11_25_cancel_through_another_replica_stops_the_handler() {
+    let redis = Redis::start();
+    let replicas = two_replicas(&redis).await;
+    let (a, b) = (&replicas[0], &replicas[1]);
+    const LEGACY: &str = "2025-11-25";
+
+    let session = a.session(LEGACY, json!({"tasks": {"cancel": {}}})).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", LEGACY),
+    ];
+    let call = request(
+        1,
+        "tools/call",
+        json!({"name": "legacy_wait", "arguments": {}, "task": {"ttl": 60000}}),
+    );
+    let created = a.post(&headers, &call).await.json();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    // The session's tasks are found through either replica.
+    let cancel = request(2, "tasks/cancel", json!({"taskId": task}));
+    let cancelled = b.post(&headers, &cancel).await.json();
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    for _ in 0..200 {
+        if LEGACY_CANCEL_SEEN.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        LEGACY_CANCEL_SEEN.load(Ordering::SeqCst),
+        "the handler on A never saw the cancellation served by B"
+    );
+    let get = request(3, "tasks/get", json!({"taskId": task}));
+    let got = a.post(&headers, &get).await.json();
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
 }

@@ -69,6 +69,8 @@ pub(super) fn local_session(
         state.config.polling_for(conn.version()),
     );
     streams.fill_standalone(rx);
+    // The session id is a secret of its client's, the same on every replica.
+    conn.own_tasks_as(format!("session:{id}"));
     Arc::new(Session {
         conn,
         streams: Some(streams),
