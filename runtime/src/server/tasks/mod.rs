@@ -8,6 +8,7 @@
 pub(crate) mod call;
 mod link;
 pub(crate) mod methods;
+mod relay;
 mod store;
 mod wire_shape;
 
@@ -26,6 +27,7 @@ use crate::protocol::version::ProtocolVersion;
 use crate::wire::{Outgoing, RpcError};
 
 pub(crate) use link::TaskLink;
+pub(crate) use relay::{TaskRelay, TaskSignal};
 #[cfg(feature = "redis")]
 pub(crate) use store::now_ms;
 pub use store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
@@ -75,20 +77,6 @@ struct Live {
     ended: Arc<Notify>,
 }
 
-/// What a replica that does not run a task hands to the replicas that may (HTTP with a
-/// session store): the handler's cancellation, or the answers it waits for.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum TaskSignal {
-    /// `tasks/cancel`: the record is already `cancelled`; the handler is to stop.
-    Cancel(String),
-    /// `tasks/update`: answers by `inputRequests` key, already taken off the record.
-    Answers(String, Map<String, Value>),
-}
-
-/// Sends a [`TaskSignal`] to the other replicas; whether it left (the transport sets it).
-pub(crate) type TaskRelay =
-    Arc<dyn Fn(TaskSignal) -> crate::combine::BoxFuture<'static, bool> + Send + Sync>;
-
 /// The tasks of one server.
 pub(crate) struct Tasks {
     store: std::sync::RwLock<Arc<dyn TaskStore>>,
@@ -130,56 +118,6 @@ impl Tasks {
             live: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
             relay: std::sync::RwLock::new(None),
-        }
-    }
-
-    /// Lets a `tasks/cancel` or `tasks/update` served here reach a handler that runs on
-    /// another replica.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn set_relay(&self, relay: TaskRelay) {
-        *self.relay.write().unwrap_or_else(PoisonError::into_inner) = Some(relay);
-    }
-
-    /// Sends `signal` to the other replicas: `None` with no replicas, else whether it left.
-    async fn relay(&self, signal: TaskSignal) -> Option<bool> {
-        let relay = self
-            .relay
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
-        Some(relay(signal).await)
-    }
-
-    /// A signal from the replica that served a `tasks/cancel` or `tasks/update` for a
-    /// task this one may run (nothing happens if it does not). The record was changed
-    /// there already: here the handler is stopped, or handed its answers.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) async fn relayed(&self, signal: TaskSignal, info: &Implementation) {
-        match signal {
-            TaskSignal::Cancel(id) => {
-                let Some(l) = lock(&self.live).remove(&id) else {
-                    return;
-                };
-                l.cancel.cancel();
-                l.ended.notify_waiters();
-                if let Some(out) = l.status_to {
-                    // The legacy client's session is here: it hears the status here.
-                    if let Ok(Some(record)) = self.store().get(&id).await {
-                        if let Some(note) = wire_shape::status_notification(&record, info) {
-                            let _ = out.try_send(note);
-                        }
-                    }
-                }
-            }
-            TaskSignal::Answers(id, responses) => {
-                let mut live = lock(&self.live);
-                let Some(l) = live.get_mut(&id) else { return };
-                for (key, response) in responses {
-                    if let Some(tx) = l.waiting.remove(&key) {
-                        let _ = tx.send(response);
-                    }
-                }
-            }
         }
     }
 
@@ -495,12 +433,7 @@ impl Tasks {
             }
         }
         if let Some(responses) = elsewhere {
-            if self
-                .relay
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_none()
-            {
+            if !self.relays() {
                 // No other replica: no handler waits for them.
                 return Ok(());
             }

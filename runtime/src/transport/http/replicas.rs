@@ -408,24 +408,6 @@ fn event_of(note: &Value) -> Option<ServerEvent> {
     })
 }
 
-fn task_note(signal: &TaskSignal) -> Value {
-    match signal {
-        TaskSignal::Cancel(task) => json!({"kind": "task", "op": "cancel", "task": task}),
-        TaskSignal::Answers(task, responses) => {
-            json!({"kind": "task", "op": "answers", "task": task, "responses": responses})
-        }
-    }
-}
-
-fn task_signal(note: &Value) -> Option<TaskSignal> {
-    let task = note.get("task")?.as_str()?.to_owned();
-    Some(match note.get("op")?.as_str()? {
-        "cancel" => TaskSignal::Cancel(task),
-        "answers" => TaskSignal::Answers(task, note.get("responses")?.as_object()?.clone()),
-        _ => return None,
-    })
-}
-
 /// How long to wait before subscribing again after the store's channel was lost.
 const RESUBSCRIBE: Duration = Duration::from_millis(250);
 
@@ -441,7 +423,7 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
         .tasks()
         .set_relay(Arc::new(move |signal: TaskSignal| {
             let shared = relay_to.clone();
-            Box::pin(async move { publish(&shared, task_note(&signal)).await })
+            Box::pin(async move { publish(&shared, signal.to_note()).await })
         }));
     // Alive, for the others: a stream this replica writes is waited on while it is.
     let (beating, closing) = (shared.clone(), state.closing.clone());
@@ -554,7 +536,7 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     }
     if kind == "task" {
         // Tasks are not a session's: any replica may run the handler.
-        if let Some(signal) = task_signal(&note) {
+        if let Some(signal) = TaskSignal::from_note(&note) {
             let server = &state.server;
             server.tasks().relayed(signal, server.info()).await;
         }
