@@ -203,7 +203,7 @@ impl Connection {
                     self.server.inner.events.clone(),
                 )
                 .with_task_scope(TaskScope {
-                    owner: self.task_owner.clone(),
+                    owner: lock(&self.task_owner).clone(),
                     session: Some(self.out.clone()),
                     ends_with: Some(self.closed.clone()),
                 });

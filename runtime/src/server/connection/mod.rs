@@ -59,8 +59,9 @@ pub struct Connection {
     closed: CancellationToken,
     pending: Arc<Pending>,
     /// Owns the tasks a legacy client creates here (random per connection: a session's
-    /// tasks are its own).
-    task_owner: String,
+    /// tasks are its own; a session shared by replicas is named by its id instead, the
+    /// same on every replica, see `own_tasks_as`).
+    task_owner: Mutex<String>,
     /// Whether the tasks started here end with the connection (a stdio peer, a legacy
     /// session); a stateless HTTP request's tasks outlive it.
     tasks_end_with_it: bool,
@@ -97,7 +98,7 @@ impl Connection {
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
             pending: Arc::new(Pending::default()),
-            task_owner: session_owner(),
+            task_owner: Mutex::new(session_owner()),
             tasks_end_with_it: false,
         })
     }

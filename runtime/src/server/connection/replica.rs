@@ -22,6 +22,14 @@ impl Connection {
         conn
     }
 
+    /// Names the owner of the tasks a legacy client creates through this connection: a
+    /// session shared by replicas owns them by its id, so that its `tasks/*` requests
+    /// find them on any replica.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn own_tasks_as(&self, owner: String) {
+        *lock(&self.task_owner) = owner;
+    }
+
     /// The session's state, as replicas share it.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn snapshot(&self) -> Snapshot {

@@ -100,7 +100,7 @@ impl Server {
                         ))
                     }
                 };
-                tasks.answer(id, info, responses).await;
+                tasks.answer(id, info, responses).await?;
                 tasks_extension::update_task(v, info)
             }
             _ => {

@@ -8,6 +8,7 @@
 pub(crate) mod call;
 mod link;
 pub(crate) mod methods;
+mod relay;
 mod store;
 mod wire_shape;
 
@@ -26,6 +27,7 @@ use crate::protocol::version::ProtocolVersion;
 use crate::wire::{Outgoing, RpcError};
 
 pub(crate) use link::TaskLink;
+pub(crate) use relay::{TaskRelay, TaskSignal};
 #[cfg(feature = "redis")]
 pub(crate) use store::now_ms;
 pub use store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
@@ -85,6 +87,8 @@ pub(crate) struct Tasks {
     live: Mutex<HashMap<String, Live>>,
     /// Ids are random; the counter only makes two ids of one process differ for sure.
     minted: AtomicU64,
+    /// Reaches the handler of a task another replica runs (see [`TaskSignal`]).
+    relay: std::sync::RwLock<Option<TaskRelay>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -113,6 +117,7 @@ impl Tasks {
             options,
             live: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
+            relay: std::sync::RwLock::new(None),
         }
     }
 
@@ -338,6 +343,12 @@ impl Tasks {
             .await;
         if let Some(t) = token {
             t.cancel();
+        } else if after.is_some()
+            // Cancelled here now, and run on another replica if anywhere: its handler is
+            // told there. (A task that had ended, or expired, needs no word.)
+            && self.relay(TaskSignal::Cancel(id.to_owned())).await == Some(false)
+        {
+            tracing::warn!("task {id}: cancelled, but its handler may run on");
         }
         match after {
             Some(r) => Some(r),
@@ -395,28 +406,64 @@ impl Tasks {
 
     /// 2026-07-28 `tasks/update`: hands each answer to the ask waiting under its key;
     /// keys not outstanding are ignored. The answered keys leave `inputRequests` before
-    /// this returns; the task is `working` again once none is left.
+    /// this returns; the task is `working` again once none is left. A task another
+    /// replica runs gets its answers through the replicas' channel (an error, the record
+    /// unchanged, if they cannot be sent).
     pub(crate) async fn answer(
         &self,
         id: &str,
         info: &Implementation,
         responses: Map<String, Value>,
-    ) {
+    ) -> Result<(), RpcError> {
         let mut answered = Vec::new();
+        let mut elsewhere = None;
         {
             let mut live = lock(&self.live);
-            if let Some(l) = live.get_mut(id) {
-                for (key, response) in responses {
-                    if let Some(tx) = l.waiting.remove(&key) {
-                        // The handler may have stopped waiting (cancelled): nothing to do.
-                        let _ = tx.send(response);
-                        answered.push(key);
+            match live.get_mut(id) {
+                Some(l) => {
+                    for (key, response) in responses {
+                        if let Some(tx) = l.waiting.remove(&key) {
+                            // The handler may have stopped waiting (cancelled).
+                            let _ = tx.send(response);
+                            answered.push(key);
+                        }
                     }
+                }
+                None => elsewhere = Some(responses),
+            }
+        }
+        if let Some(responses) = elsewhere {
+            if !self.relays() {
+                // No other replica: no handler waits for them.
+                return Ok(());
+            }
+            // Outstanding keys are those the record lists.
+            let record = self.store().get(id).await.map_err(|e| store_error(&e))?;
+            let Some(record) = record.filter(|r| !r.status.is_terminal()) else {
+                return Ok(());
+            };
+            let outstanding: Map<String, Value> = responses
+                .into_iter()
+                .filter(|(key, _)| record.input_requests.contains_key(key))
+                .collect();
+            if outstanding.is_empty() {
+                return Ok(());
+            }
+            answered = outstanding.keys().cloned().collect();
+            let signal = TaskSignal::Answers(id.to_owned(), outstanding);
+            match self.relay(signal).await {
+                Some(true) => {}
+                // No other replica: no handler waits for them.
+                None => return Ok(()),
+                Some(false) => {
+                    return Err(RpcError::internal(
+                        "Internal error: the answers could not reach the task's handler; retry",
+                    ))
                 }
             }
         }
         if answered.is_empty() {
-            return;
+            return Ok(());
         }
         self.change(id, info, move |r| {
             for key in &answered {
@@ -428,6 +475,7 @@ impl Tasks {
             true
         })
         .await;
+        Ok(())
     }
 
     /// Waits until the task is terminal (2025-11-25 `tasks/result`), or `stop` fires.

@@ -2,7 +2,8 @@
 //! store on every request and its local copy brought up to date; what changed is written
 //! back; and the replicas tell each other, on the store's channel, what only another may
 //! act on: an answer to a server-to-client request, a cancellation, a server event for a
-//! GET stream, a changed or ended session.
+//! GET stream, a changed or ended session, a task's cancellation or answers for the
+//! replica that runs its handler.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
@@ -24,6 +25,7 @@ use super::store::{
 };
 use crate::protocol::method::McpMethod;
 use crate::server::connection::{Connection, Snapshot};
+use crate::server::tasks::TaskSignal;
 use crate::server::ServerEvent;
 use crate::wire::{ErrorCode, Frame, Message, Outgoing, RequestId};
 
@@ -67,6 +69,8 @@ pub(super) fn local_session(
         state.config.polling_for(conn.version()),
     );
     streams.fill_standalone(rx);
+    // The session id is a secret of its client's, the same on every replica.
+    conn.own_tasks_as(format!("session:{id}"));
     Arc::new(Session {
         conn,
         streams: Some(streams),
@@ -410,6 +414,17 @@ const RESUBSCRIBE: Duration = Duration::from_millis(250);
 /// The replica's two tasks: its server's events published to the others, and the
 /// others' messages acted on. Both end with the transport.
 pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
+    // A `tasks/cancel` or `tasks/update` served here for a task whose handler runs on
+    // another replica reaches it on the channel (every replica hears it; the one that
+    // runs the task acts on it).
+    let relay_to = shared.clone();
+    state
+        .server
+        .tasks()
+        .set_relay(Arc::new(move |signal: TaskSignal| {
+            let shared = relay_to.clone();
+            Box::pin(async move { publish(&shared, signal.to_note()).await })
+        }));
     // Alive, for the others: a stream this replica writes is waited on while it is.
     let (beating, closing) = (shared.clone(), state.closing.clone());
     tokio::spawn(async move {
@@ -517,6 +532,14 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         return;
     }
     if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
+        return;
+    }
+    if kind == "task" {
+        // Tasks are not a session's: any replica may run the handler.
+        if let Some(signal) = TaskSignal::from_note(&note) {
+            let server = &state.server;
+            server.tasks().relayed(signal, server.info()).await;
+        }
         return;
     }
     if kind == "event" {
