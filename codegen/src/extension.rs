@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::ir::{Direction, Kind, Method};
 use crate::load::{sha256_hex, Origin, SchemaSource};
 use crate::manifest::{Extension, Manifest, Revision};
-use crate::render::types::rust_name;
 use crate::{Analysed, GeneratedFile};
 
 /// Environment variable naming a folder of extension schemas, laid out
@@ -424,73 +423,14 @@ fn module_file(extension: &Extension) -> String {
 /// `methods.rs` of an extension: one marker type per method implementing the crate's
 /// `Method` and `Request`/`Notification`, the table `METHODS` and `method(name)`.
 fn methods_tokens(methods: &[Method]) -> TokenStream {
-    let ty = |name: &str| {
-        let ident = format_ident!("{}", rust_name(name));
-        quote!(super::#ident)
-    };
-    let dir = |d: Direction| match d {
-        Direction::ClientToServer => quote!(crate::Direction::ClientToServer),
-        Direction::ServerToClient => quote!(crate::Direction::ServerToClient),
-        Direction::Both => quote!(crate::Direction::Both),
-    };
     let mut markers = Vec::new();
     let mut infos = Vec::new();
     let mut lookups = Vec::new();
     for (index, m) in methods.iter().enumerate() {
-        let marker = format_ident!("{}", crate::render::methods::marker_name(m));
+        let (_, marker_tokens, info) = crate::render::methods::marker_and_info(m);
+        markers.push(marker_tokens);
+        infos.push(info);
         let name = &m.name;
-        let direction = dir(m.direction);
-        let message = ty(&m.message);
-        let params = m.params.as_deref().map(ty).unwrap_or_else(
-            || quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
-        );
-        let params_required = m.params_required;
-        let doc = format!(
-            "`{name}` ({}, {}).",
-            match m.kind {
-                Kind::Request => "request",
-                Kind::Notification => "notification",
-            },
-            m.direction.as_str()
-        );
-        let kind_impl = match (&m.kind, &m.result) {
-            (Kind::Request, Some(result)) => {
-                let result = ty(result);
-                quote! { impl crate::Request for #marker { type Result = #result; } }
-            }
-            _ => quote! { impl crate::Notification for #marker {} },
-        };
-        markers.push(quote! {
-            #[doc = #doc]
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-            pub struct #marker;
-            impl crate::Method for #marker {
-                const METHOD: &'static str = #name;
-                const DIRECTION: crate::Direction = #direction;
-                const PARAMS_REQUIRED: bool = #params_required;
-                type Params = #params;
-                type Message = #message;
-            }
-            #kind_impl
-        });
-        let kind = match m.kind {
-            Kind::Request => quote!(crate::Kind::Request),
-            Kind::Notification => quote!(crate::Kind::Notification),
-        };
-        let message_name = &m.message;
-        let params_name = opt_str(m.params.as_deref());
-        let result_name = opt_str(m.result.as_deref());
-        infos.push(quote! {
-            crate::MethodInfo {
-                name: #name,
-                kind: #kind,
-                direction: #direction,
-                message: #message_name,
-                params: #params_name,
-                params_required: #params_required,
-                result: #result_name,
-            },
-        });
         lookups.push(quote! { #name => ::std::option::Option::Some(&METHODS[#index]), });
     }
     let count = methods.len();
@@ -507,13 +447,6 @@ fn methods_tokens(methods: &[Method]) -> TokenStream {
                 _ => ::std::option::Option::None,
             }
         }
-    }
-}
-
-fn opt_str(s: Option<&str>) -> TokenStream {
-    match s {
-        Some(s) => quote!(::std::option::Option::Some(#s)),
-        None => quote!(::std::option::Option::None),
     }
 }
 

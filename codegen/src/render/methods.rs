@@ -33,6 +33,67 @@ fn direction(d: Direction) -> TokenStream {
     }
 }
 
+/// One method's marker type (with its `Method` and `Request`/`Notification` impls) and its
+/// `MethodInfo` table entry; shared by the revisions' and the extensions' method modules.
+pub(crate) fn marker_and_info(m: &Method) -> (proc_macro2::Ident, TokenStream, TokenStream) {
+    let marker = format_ident!("{}", marker_name(m));
+    let name = &m.name;
+    let dir = direction(m.direction);
+    let message = ty(&m.message);
+    let params =
+        m.params.as_deref().map(ty).unwrap_or_else(
+            || quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
+        );
+    let params_required = m.params_required;
+    let doc = format!(
+        "`{name}` ({}, {}).",
+        match m.kind {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+        },
+        m.direction.as_str()
+    );
+    let kind_impl = match (&m.kind, &m.result) {
+        (Kind::Request, Some(result)) => {
+            let result = ty(result);
+            quote! { impl crate::Request for #marker { type Result = #result; } }
+        }
+        _ => quote! { impl crate::Notification for #marker {} },
+    };
+    let marker_tokens = quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct #marker;
+        impl crate::Method for #marker {
+            const METHOD: &'static str = #name;
+            const DIRECTION: crate::Direction = #dir;
+            const PARAMS_REQUIRED: bool = #params_required;
+            type Params = #params;
+            type Message = #message;
+        }
+        #kind_impl
+    };
+    let kind = match m.kind {
+        Kind::Request => quote!(crate::Kind::Request),
+        Kind::Notification => quote!(crate::Kind::Notification),
+    };
+    let message_name = &m.message;
+    let params_name = opt_str(m.params.as_deref());
+    let result_name = opt_str(m.result.as_deref());
+    let info = quote! {
+        crate::MethodInfo {
+            name: #name,
+            kind: #kind,
+            direction: #dir,
+            message: #message_name,
+            params: #params_name,
+            params_required: #params_required,
+            result: #result_name,
+        },
+    };
+    (marker, marker_tokens, info)
+}
+
 /// Renders the method module.
 pub fn render(ir: &Ir) -> TokenStream {
     let mut markers = Vec::new();
@@ -40,60 +101,10 @@ pub fn render(ir: &Ir) -> TokenStream {
     let mut lookups = Vec::new();
     let mut typed_lookups = Vec::new();
     for (index, m) in ir.methods.iter().enumerate() {
-        let marker = format_ident!("{}", marker_name(m));
+        let (marker, marker_tokens, info) = marker_and_info(m);
+        markers.push(marker_tokens);
+        infos.push(info);
         let name = &m.name;
-        let dir = direction(m.direction);
-        let message = ty(&m.message);
-        let params = m.params.as_deref().map(ty).unwrap_or_else(
-            || quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
-        );
-        let params_required = m.params_required;
-        let doc = format!(
-            "`{name}` ({}, {}).",
-            match m.kind {
-                Kind::Request => "request",
-                Kind::Notification => "notification",
-            },
-            m.direction.as_str()
-        );
-        let kind_impl = match (&m.kind, &m.result) {
-            (Kind::Request, Some(result)) => {
-                let result = ty(result);
-                quote! { impl crate::Request for #marker { type Result = #result; } }
-            }
-            _ => quote! { impl crate::Notification for #marker {} },
-        };
-        markers.push(quote! {
-            #[doc = #doc]
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-            pub struct #marker;
-            impl crate::Method for #marker {
-                const METHOD: &'static str = #name;
-                const DIRECTION: crate::Direction = #dir;
-                const PARAMS_REQUIRED: bool = #params_required;
-                type Params = #params;
-                type Message = #message;
-            }
-            #kind_impl
-        });
-        let kind = match m.kind {
-            Kind::Request => quote!(crate::Kind::Request),
-            Kind::Notification => quote!(crate::Kind::Notification),
-        };
-        let message_name = &m.message;
-        let params_name = opt_str(m.params.as_deref());
-        let result_name = opt_str(m.result.as_deref());
-        infos.push(quote! {
-            crate::MethodInfo {
-                name: #name,
-                kind: #kind,
-                direction: #dir,
-                message: #message_name,
-                params: #params_name,
-                params_required: #params_required,
-                result: #result_name,
-            },
-        });
         lookups.push(quote! { #name => ::std::option::Option::Some(&METHODS[#index]), });
         typed_lookups.push(
             quote! { crate::McpMethod::#marker => ::std::option::Option::Some(&METHODS[#index]), },
