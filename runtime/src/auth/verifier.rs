@@ -7,8 +7,6 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use sha2::{Digest, Sha256};
-
 use super::Principal;
 
 /// A boxed future, as [`TokenVerifier::verify`] returns.
@@ -92,7 +90,7 @@ impl VerifiedTokens {
     }
 
     pub(crate) fn key(token: &str) -> [u8; 32] {
-        Sha256::digest(token.as_bytes()).into()
+        hmac_sha256::Hash::hash(token.as_bytes())
     }
 
     pub(crate) fn get(&self, key: &[u8; 32]) -> Option<Arc<Principal>> {
