@@ -335,7 +335,7 @@ tokio = { version = "1", features = ["rt-multi-thread", "macros"] }
 serde = { version = "1", features = ["derive"] }' \
   "$rmcp_main"
 
-stamp() { echo "$1 $(date '+%F %T'),$(uptime | sed -E 's/.*(load average)/ \1/')"; }
+stamp() { echo "$1 $(date '+%F %T'),$(uptime | sed -E 's/.*(load average)/ \1/'), CARGO_INCREMENTAL=$CARGO_INCREMENTAL"; }
 
 if [ "$which" != macro ]; then
   stamp started
