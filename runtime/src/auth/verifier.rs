@@ -7,6 +7,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use sha2::{Digest, Sha256};
+
 use super::Principal;
 
 /// A boxed future, as [`TokenVerifier::verify`] returns.
@@ -90,7 +92,7 @@ impl VerifiedTokens {
     }
 
     pub(crate) fn key(token: &str) -> [u8; 32] {
-        hmac_sha256::Hash::hash(token.as_bytes())
+        Sha256::digest(token.as_bytes()).into()
     }
 
     pub(crate) fn get(&self, key: &[u8; 32]) -> Option<Arc<Principal>> {

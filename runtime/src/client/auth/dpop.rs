@@ -11,6 +11,7 @@ use reqwest::Url;
 use ring::rand::SystemRandom;
 use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 /// The connection's DPoP key and the nonces servers last gave.
 pub(crate) struct DpopKey {
@@ -88,7 +89,7 @@ impl DpopKey {
         if let Some(token) = access_token {
             claims.insert(
                 "ath".into(),
-                json!(b64.encode(hmac_sha256::Hash::hash(token.as_bytes()))),
+                json!(b64.encode(Sha256::digest(token.as_bytes()))),
             );
         }
         let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk});

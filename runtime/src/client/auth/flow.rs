@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use reqwest::Url;
+use sha2::{Digest, Sha256};
 
 use super::challenge::Challenge;
 use super::discovery::{self, ServerMetadata};
@@ -61,8 +62,7 @@ fn random_token(bytes: usize) -> Result<String, ClientError> {
 
 /// The PKCE `S256` challenge of a verifier (RFC 7636 §4.2).
 pub(crate) fn s256(verifier: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(hmac_sha256::Hash::hash(verifier.as_bytes()))
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// Space-separated scopes, each once, in order.
