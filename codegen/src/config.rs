@@ -165,7 +165,11 @@ impl Config {
 
     /// Every generated file, in memory.
     pub fn files(&self) -> Result<Vec<GeneratedFile>> {
-        crate::generate_into(&self.output, &self.load_inputs()?)
+        crate::generate_into(
+            &self.output,
+            &self.load_inputs()?,
+            &self.load_manifest()?.extensions,
+        )
     }
 
     /// Generates and writes what changed; returns the changed paths.

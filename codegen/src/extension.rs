@@ -343,9 +343,10 @@ fn ext_mod_file(manifest: &Manifest) -> String {
             .iter()
             .map(|r| crate::manifest::module_name(r))
             .collect();
+        let own = ext.feature_name();
         let cfg = match features.as_slice() {
-            [one] => quote!(feature = #one),
-            _ => quote!(any(#(feature = #features),*)),
+            [one] => quote!(all(feature = #own, feature = #one)),
+            _ => quote!(all(feature = #own, any(#(feature = #features),*))),
         };
         quote! {
             #[doc = #doc]
@@ -356,7 +357,8 @@ fn ext_mod_file(manifest: &Manifest) -> String {
     let tokens = quote! {
         #![doc = " Official protocol extensions, one module each, generated from the extension's"]
         #![doc = " official JSON Schema (pinned in `schema/revisions.toml` like the revisions)."]
-        #![doc = " A module is compiled when a revision it extends is."]
+        #![doc = " A module is compiled when its own feature (`ext_<module>`, on by default) and a"]
+        #![doc = " revision it extends are."]
         #(#mods)*
     };
     format!(

@@ -123,14 +123,20 @@ pub fn module_dir(revision: &Revision) -> String {
 /// The path of the committed protocol diff.
 pub const PROTOCOL_CHANGES_PATH: &str = "docs/protocol-changes.md";
 
-/// Generates every file for `inputs` (all revisions of the manifest, oldest first).
-/// Deterministic: the same inputs give byte-identical files, sorted by path.
-pub fn generate(inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
-    generate_into(&Output::default(), inputs)
+/// Generates every file for `inputs` (all revisions of the manifest, oldest first) and
+/// the manifest's `extensions` (their cargo features; their modules are
+/// [`extension::files`]'). Deterministic: the same inputs give byte-identical files,
+/// sorted by path.
+pub fn generate(inputs: &[Input], extensions: &[Extension]) -> Result<Vec<GeneratedFile>> {
+    generate_into(&Output::default(), inputs, extensions)
 }
 
 /// [`generate`] with the files placed as `output` says.
-pub fn generate_into(output: &Output, inputs: &[Input]) -> Result<Vec<GeneratedFile>> {
+pub fn generate_into(
+    output: &Output,
+    inputs: &[Input],
+    extensions: &[Extension],
+) -> Result<Vec<GeneratedFile>> {
     for input in inputs {
         check_behaviour(input)?;
     }
@@ -145,7 +151,7 @@ pub fn generate_into(output: &Output, inputs: &[Input]) -> Result<Vec<GeneratedF
     let mut files = vec![
         GeneratedFile {
             path: output.in_crate("Cargo.toml"),
-            contents: render::cargo_toml(&revisions),
+            contents: render::cargo_toml(&revisions, extensions),
         },
         GeneratedFile {
             path: output.in_crate("src/revisions.rs"),
@@ -365,7 +371,7 @@ pub fn add_revision(
     std::fs::write(cache.join("schema.json"), &bytes).map_err(|e| Error::io(&cache, e))?;
     let source = SchemaSource::offline(layout.cache_dir());
     let inputs = load_inputs(&manifest, &source, None)?;
-    let files = generate(&inputs)?;
+    let files = generate(&inputs, &manifest.extensions)?;
     let new = inputs
         .iter()
         .find(|i| i.revision.id == id)

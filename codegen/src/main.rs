@@ -174,7 +174,8 @@ fn run(cli: Cli) -> mcp_codegen::Result<ExitCode> {
                 manifest.get(r)?;
             }
             let started = std::time::Instant::now();
-            let mut files = mcp_codegen::generate_into(config.output(), &inputs)?;
+            let mut files =
+                mcp_codegen::generate_into(config.output(), &inputs, &manifest.extensions)?;
             let (extension_files, unavailable) = config.extension_files()?;
             files.extend(extension_files);
             let elapsed = started.elapsed();

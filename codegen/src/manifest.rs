@@ -115,6 +115,13 @@ impl Extension {
         extension_module_name(&self.id)
     }
 
+    /// The cargo feature of `mcp-generated` that compiles its module: `ext_` and the
+    /// module name (`ext_tasks`), on by default, so that a runtime can leave out an
+    /// extension it does not serve (the types are a large part of the crate's build).
+    pub fn feature_name(&self) -> String {
+        format!("ext_{}", self.module_name())
+    }
+
     /// The folder that holds its schema in a mirror or the cache: the id with `/` as `-`
     /// (`io.modelcontextprotocol-tasks`).
     pub fn dir_name(&self) -> String {

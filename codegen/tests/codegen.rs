@@ -17,6 +17,13 @@ fn inputs() -> Vec<mcp_codegen::Input> {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The manifest's extensions (their cargo features are in generated/Cargo.toml).
+fn extensions() -> Vec<mcp_codegen::Extension> {
+    Manifest::load(&workspace().manifest_path())
+        .expect("manifest")
+        .extensions
+}
+
 fn snapshot_settings(dir: &str) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(workspace().root.join("snapshots").join(dir));
@@ -26,7 +33,7 @@ fn snapshot_settings(dir: &str) -> insta::Settings {
 
 #[test]
 fn committed_generated_code_is_fresh() {
-    let files = mcp_codegen::generate(&inputs()).expect("generate");
+    let files = mcp_codegen::generate(&inputs(), &extensions()).expect("generate");
     let stale = mcp_codegen::stale_files(&workspace().root, &files);
     assert!(
         stale.is_empty(),
@@ -38,8 +45,8 @@ fn committed_generated_code_is_fresh() {
 #[test]
 fn generation_is_deterministic() {
     let inputs = inputs();
-    let first = mcp_codegen::generate(&inputs).expect("generate");
-    let second = mcp_codegen::generate(&inputs).expect("generate");
+    let first = mcp_codegen::generate(&inputs, &extensions()).expect("generate");
+    let second = mcp_codegen::generate(&inputs, &extensions()).expect("generate");
     assert_eq!(first, second);
     for f in &first {
         if f.path.ends_with(".rs") {
@@ -427,7 +434,7 @@ fn a_schema_without_methods_cannot_become_a_revision() {
         revision: revision("2030-01-01", b""),
         schema: serde_json::json!({"definitions": {"A": {"type": "string"}}}),
     };
-    let err = mcp_codegen::generate(&[input]).expect_err("no methods");
+    let err = mcp_codegen::generate(&[input], &[]).expect_err("no methods");
     assert!(
         err.to_string()
             .contains("revision 2030-01-01: no methods found"),
@@ -538,7 +545,7 @@ fn add_revision_from_a_mirror_records_generates_and_snapshots_it() {
     // The result is fresh by the generator's own check.
     let source = SchemaSource::offline(layout.cache_dir());
     let inputs = mcp_codegen::load_inputs(&manifest, &source, None).expect("inputs");
-    let files = mcp_codegen::generate(&inputs).expect("generate");
+    let files = mcp_codegen::generate(&inputs, &manifest.extensions).expect("generate");
     assert!(mcp_codegen::stale_files(root.path(), &files).is_empty());
 }
 

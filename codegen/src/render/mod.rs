@@ -10,7 +10,7 @@ use quote::quote;
 use crate::behaviour::{Era, FlagValue, Kind, FLAGS};
 use crate::error::{Error, Result};
 use crate::ir::Ir;
-use crate::manifest::Revision;
+use crate::manifest::{Extension, Revision};
 
 /// The command that regenerates everything; named in every header and in stale-file errors.
 pub const REGENERATE_COMMAND: &str = "cargo codegen generate";
@@ -416,9 +416,14 @@ fn dispatch_macro(revisions: &[Revision]) -> String {
     out
 }
 
-/// `generated/Cargo.toml`: the feature list follows the manifest.
-pub fn cargo_toml(revisions: &[Revision]) -> String {
-    let names: Vec<String> = revisions.iter().map(Revision::module_name).collect();
+/// `generated/Cargo.toml`: the feature list follows the manifest, one feature per
+/// revision and one per extension, all on by default.
+pub fn cargo_toml(revisions: &[Revision], extensions: &[Extension]) -> String {
+    let names: Vec<String> = revisions
+        .iter()
+        .map(Revision::module_name)
+        .chain(extensions.iter().map(Extension::feature_name))
+        .collect();
     let default = names
         .iter()
         .map(|n| format!("\"{n}\""))

@@ -3,7 +3,8 @@
 
 //! Official protocol extensions, one module each, generated from the extension's
 //! official JSON Schema (pinned in `schema/revisions.toml` like the revisions).
-//! A module is compiled when a revision it extends is.
+//! A module is compiled when its own feature (`ext_<module>`, on by default) and a
+//! revision it extends are.
 /// The `io.modelcontextprotocol/tasks` extension: long-running tool calls run as tasks, polled with tasks/get (SEP-2663).
-#[cfg(feature = "v2026_07_28")]
+#[cfg(all(feature = "ext_tasks", feature = "v2026_07_28"))]
 pub mod tasks;
