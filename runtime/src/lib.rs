@@ -46,8 +46,12 @@ pub use server::context::Context;
 pub use server::elicit_schema::elicitation_schema;
 pub use server::{
     BoxFuture, CompletionRequest, IntoPromptResult, IntoResourceContents, IntoToolResult, Limits,
-    MemoryTaskStore, Server, ServerBuilder, ServerEvent, TaskChange, TaskOptions, TaskRecord,
-    TaskStatus, TaskStore, TaskStoreError, ToolError, TASKS_EXTENSION,
+    Server, ServerBuilder, ServerEvent, ToolError,
+};
+#[cfg(feature = "tasks")]
+pub use server::{
+    MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
+    TASKS_EXTENSION,
 };
 pub use wire::{ErrorCode, RequestId, RpcError};
 

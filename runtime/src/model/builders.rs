@@ -3,12 +3,14 @@
 //! are set by name (`.title("Forecast").read_only()`), so no author writes a struct
 //! literal full of `None`s, and a field a later revision adds breaks nobody.
 
+#[cfg(feature = "tasks")]
+use crate::model::TaskSupport;
 use serde_json::{json, Value};
 
 use crate::model::{
     Annotations, Completion, Content, Icon, Implementation, Prompt, PromptArgument, PromptMessage,
-    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, TaskSupport, Tool,
-    ToolAnnotations, ToolResult,
+    PromptResult, Resource, ResourceLink, ResourceTemplate, Role, Tool, ToolAnnotations,
+    ToolResult,
 };
 
 /// `fn field(self, value: impl Into<String>) -> Self` for optional text fields.
@@ -81,7 +83,9 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: Vec::new(),
+            #[cfg(feature = "tasks")]
             task_support: None,
+            #[cfg(feature = "tasks")]
             task_started_by_handler: false,
         }
     }
@@ -122,6 +126,7 @@ impl Tool {
     ///     .build();
     /// ```
     #[must_use]
+    #[cfg(feature = "tasks")]
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = Some(support);
         self
@@ -135,6 +140,7 @@ impl Tool {
     /// answered directly. Applies to clients of the 2026-07-28 extension; for 2025-11-25,
     /// where the client asks for the task, the task starts at once.
     #[must_use]
+    #[cfg(feature = "tasks")]
     pub fn task_started_by_handler(mut self) -> Self {
         self.task_started_by_handler = true;
         self

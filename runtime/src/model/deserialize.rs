@@ -217,6 +217,7 @@ impl Tool {
             output_schema: o.get("outputSchema").cloned(),
             annotations: o.opt("annotations", ToolAnnotations::from_json)?,
             icons: o.list("icons", Icon::from_json)?,
+            #[cfg(feature = "tasks")]
             task_support: o
                 .get("execution")
                 .and_then(|e| e.get("taskSupport"))
@@ -227,6 +228,7 @@ impl Tool {
                     "required" => Some(TaskSupport::Required),
                     _ => None,
                 }),
+            #[cfg(feature = "tasks")]
             task_started_by_handler: false,
         })
     }

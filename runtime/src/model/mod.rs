@@ -269,9 +269,12 @@ pub struct Tool {
     /// Whether a call may run as a task ([`TaskSupport`]; default: never). Listed as
     /// `execution.taskSupport` to 2025-11-25 clients; 2026-07-28 lists no such field (the
     /// server decides per call, for clients that declared the tasks extension).
+    /// Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub task_support: Option<TaskSupport>,
     /// The handler starts its task itself (`Context::start_task`), after asking what it
     /// needs to decide (see [`Tool::task_started_by_handler`]).
+    #[cfg(feature = "tasks")]
     pub(crate) task_started_by_handler: bool,
 }
 
@@ -280,6 +283,7 @@ pub struct Tool {
 /// tasks, and the 2026-07-28 `io.modelcontextprotocol/tasks` extension). A client that
 /// supports neither gets the tool's result directly, as before, unless support is
 /// `Required`.
+#[cfg(feature = "tasks")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TaskSupport {
@@ -295,6 +299,7 @@ pub enum TaskSupport {
     Required,
 }
 
+#[cfg(feature = "tasks")]
 impl TaskSupport {
     /// The wire name (`execution.taskSupport`).
     pub fn as_str(self) -> &'static str {

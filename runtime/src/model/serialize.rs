@@ -90,6 +90,7 @@ impl Serialize for Tool {
             icons?: "icons",
         );
         // `execution.taskSupport` (2025-11-25; projection drops it elsewhere).
+        #[cfg(feature = "tasks")]
         match self.task_support {
             Some(support) => state.serialize_field(
                 "execution",
@@ -97,6 +98,8 @@ impl Serialize for Tool {
             )?,
             None => state.skip_field("execution")?,
         }
+        #[cfg(not(feature = "tasks"))]
+        state.skip_field("execution")?;
         state.end()
     }
 }

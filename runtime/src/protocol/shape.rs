@@ -40,6 +40,7 @@ pub(crate) use mcp_generated::by_revision;
 
 mod lifecycle;
 mod notifications;
+#[cfg(feature = "tasks")]
 pub mod tasks_extension;
 
 pub use lifecycle::{discover, implementation, initialize, server_capabilities};

@@ -39,7 +39,9 @@ pub struct ServerBuilder {
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
     state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
+    #[cfg(feature = "tasks")]
     task_options: Option<super::tasks::TaskOptions>,
+    #[cfg(feature = "tasks")]
     task_store: Option<Arc<dyn super::tasks::TaskStore>>,
 }
 
@@ -58,7 +60,9 @@ impl Server {
             completion: None,
             roots_changed: None,
             state_keys: None,
+            #[cfg(feature = "tasks")]
             task_options: None,
+            #[cfg(feature = "tasks")]
             task_store: None,
         }
     }
@@ -114,7 +118,8 @@ impl ServerBuilder {
     /// How tasks are kept: time to live, polling interval, tasks per client
     /// ([`TaskOptions`](crate::TaskOptions)). Tasks are offered (the capability declared,
     /// `tasks/*` served) when a tool has [`Tool::task_support`] or when this or
-    /// [`ServerBuilder::task_store`] is called.
+    /// [`ServerBuilder::task_store`] is called. Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_options(mut self, options: super::tasks::TaskOptions) -> Self {
         self.task_options = Some(options);
         self
@@ -122,6 +127,7 @@ impl ServerBuilder {
 
     /// Where task state lives (default: [`MemoryTaskStore`](crate::MemoryTaskStore), this
     /// process's memory). The handlers still run in the process that started them.
+    #[cfg(feature = "tasks")]
     pub fn task_store(mut self, store: Arc<dyn super::tasks::TaskStore>) -> Self {
         self.task_store = Some(store);
         self
@@ -328,12 +334,14 @@ impl ServerBuilder {
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
+        #[cfg(feature = "tasks")]
         let offers_tasks = self.task_options.is_some()
             || self.task_store.is_some()
             || self
                 .tools
                 .iter()
                 .any(|t| t.tool.task_support.is_some_and(|s| s.allows_task()));
+        #[cfg(feature = "tasks")]
         let tasks = Arc::new(super::tasks::Tasks::new(
             self.task_store,
             self.task_options.unwrap_or_default(),
@@ -358,7 +366,9 @@ impl ServerBuilder {
                 state_keys: self
                     .state_keys
                     .unwrap_or_else(crate::protocol::asks::StateKeys::process_default),
+                #[cfg(feature = "tasks")]
                 offers_tasks,
+                #[cfg(feature = "tasks")]
                 tasks,
             }),
         }

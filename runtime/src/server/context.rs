@@ -17,6 +17,7 @@ use crate::protocol::peer::Peer;
 use crate::protocol::shape;
 use crate::protocol::version::ProtocolVersion;
 use crate::server::events::ServerEvent;
+#[cfg(feature = "tasks")]
 use crate::server::tasks::{TaskLink, TaskStatus};
 use crate::wire::Outgoing;
 use crate::wire::{self, RequestId, RpcError};
@@ -59,6 +60,7 @@ pub struct Context {
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
     /// The task this call runs as (or may start), if any.
+    #[cfg(feature = "tasks")]
     task: Option<Arc<TaskLink>>,
     /// Who owns the tasks this request creates or names, and (legacy) the session's
     /// channel, where a task's messages go once its request has been answered.
@@ -67,6 +69,9 @@ pub struct Context {
 
 /// See [`Context::task_scope`].
 #[derive(Debug, Default)]
+// Admission sets the scope with or without the feature `tasks` (one path for both); only
+// the task machinery reads it.
+#[cfg_attr(not(feature = "tasks"), allow(dead_code))]
 pub(crate) struct TaskScope {
     pub(crate) owner: String,
     pub(crate) session: Option<mpsc::Sender<Outgoing>>,
@@ -91,6 +96,7 @@ impl Context {
             request_id: None,
             events,
             principal: None,
+            #[cfg(feature = "tasks")]
             task: None,
             task_scope: Arc::new(TaskScope::default()),
         }
@@ -103,6 +109,7 @@ impl Context {
         self
     }
 
+    #[cfg(feature = "tasks")]
     /// The owner of this request's tasks: the principal when there is one, else the
     /// scope admission gave (the legacy session, or nobody in particular).
     pub(crate) fn task_owner(&self) -> String {
@@ -112,21 +119,25 @@ impl Context {
         }
     }
 
+    #[cfg(feature = "tasks")]
     /// The legacy session's channel, if the request belongs to one.
     pub(crate) fn session_channel(&self) -> Option<mpsc::Sender<Outgoing>> {
         self.task_scope.session.clone()
     }
 
+    #[cfg(feature = "tasks")]
     /// When the tasks this request starts must end (see [`TaskScope::ends_with`]).
     pub(crate) fn tasks_end_with(&self) -> Option<crate::cancel::CancellationToken> {
         self.task_scope.ends_with.clone()
     }
 
+    #[cfg(feature = "tasks")]
     /// The request's cancellation.
     pub(crate) fn cancellation(&self) -> crate::cancel::CancellationToken {
         self.peer.cancel.clone()
     }
 
+    #[cfg(feature = "tasks")]
     /// This context for a handler running as a task (or that may start one): cancelled
     /// by the task's token, its messages to `out` when given (a legacy session).
     pub(crate) fn for_task(
@@ -144,11 +155,13 @@ impl Context {
         ctx
     }
 
+    #[cfg(feature = "tasks")]
     /// The id of the task this call runs as, once it is one.
     pub fn task_id(&self) -> Option<String> {
         self.task.as_ref().and_then(|t| t.id())
     }
 
+    #[cfg(feature = "tasks")]
     /// Makes this call a task now, for a tool registered with
     /// [`Tool::task_started_by_handler`](crate::model::Tool::task_started_by_handler):
     /// the client is answered with the task handle and the handler goes on; `Ok(true)`
@@ -164,6 +177,7 @@ impl Context {
         }
     }
 
+    #[cfg(feature = "tasks")]
     /// Sets the status message of the task this call runs as (what `tasks/get` reports
     /// in `statusMessage`); nothing outside a task.
     pub async fn task_status(&self, message: impl Into<String>) {
@@ -172,14 +186,22 @@ impl Context {
         }
     }
 
+    #[cfg(feature = "tasks")]
     fn started_task(&self) -> Option<&Arc<TaskLink>> {
         self.task.as_ref().filter(|t| t.id().is_some())
     }
 
     /// A 2026-07-28 task whose request has been answered: nothing is sent to the client
     /// on its behalf (the extension has no progress or log messages for tasks).
+    #[cfg(feature = "tasks")]
     fn silent_task(&self) -> bool {
         self.peer.version.era() == crate::Era::Modern && self.started_task().is_some()
+    }
+
+    /// Without the feature `tasks` no call runs as a task.
+    #[cfg(not(feature = "tasks"))]
+    fn silent_task(&self) -> bool {
+        false
     }
 
     /// The caller, as the HTTP transport authenticated it (see [`crate::auth`]).
@@ -331,6 +353,7 @@ impl Context {
     /// against the revision's type. Each ask may carry a key naming it in
     /// `inputRequests` (default `input-N`).
     pub async fn ask(&self, asks: Vec<(Option<String>, Ask)>) -> Result<Vec<Value>, AskError> {
+        #[cfg(feature = "tasks")]
         if let Some(task) = self.started_task() {
             if self.peer.version.era() == crate::Era::Modern {
                 let asker = Asker::Task(Arc::clone(task) as Arc<dyn asks::TaskInput>);
@@ -408,6 +431,7 @@ impl Context {
     /// task sends no progress notification (the extension has none), a 2025-11-25 task
     /// sends it on the session (the request's token stays valid for the task's life).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        #[cfg(feature = "tasks")]
         if let (Some(task), Some(m)) = (self.started_task(), message) {
             task.set_status(None, Some(m.to_owned())).await;
         }

@@ -13,6 +13,7 @@ mod handler_output;
 mod listen;
 mod registry;
 mod router;
+#[cfg(feature = "tasks")]
 pub(crate) mod tasks;
 mod tool_output;
 mod uri_template;
@@ -35,6 +36,7 @@ pub use events::ServerEvent;
 use handler::CompleteFn;
 pub use handler::{BoxFuture, CompletionRequest};
 pub use handler_output::{IntoPromptResult, IntoResourceContents};
+#[cfg(feature = "tasks")]
 pub use tasks::{
     MemoryTaskStore, TaskChange, TaskOptions, TaskRecord, TaskStatus, TaskStore, TaskStoreError,
     TASKS_EXTENSION,
@@ -104,8 +106,10 @@ pub(crate) struct Inner {
     /// The keys of the 2026-07-28 `requestState` ([`ServerBuilder::state_keys`]).
     pub(crate) state_keys: Arc<crate::protocol::asks::StateKeys>,
     /// Whether tasks are offered (a tool may run as one, or the builder configured them).
+    #[cfg(feature = "tasks")]
     offers_tasks: bool,
     /// The tasks and where their state lives.
+    #[cfg(feature = "tasks")]
     tasks: Arc<tasks::Tasks>,
 }
 
@@ -339,6 +343,7 @@ impl Server {
         if i.completion.is_some() {
             caps.insert("completions".into(), json!({}));
         }
+        #[cfg(feature = "tasks")]
         if i.offers_tasks {
             // 2025-11-25 reads `tasks`, 2026-07-28 `extensions`: projection keeps each
             // where its revision defines it (and neither elsewhere).

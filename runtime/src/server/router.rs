@@ -15,6 +15,7 @@ use crate::protocol::method::McpMethod;
 use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
+#[cfg(feature = "tasks")]
 use crate::server::tasks::call::{TaskMode, TaskRun};
 use crate::wire::{Encoded, ErrorCode, RpcError};
 
@@ -181,19 +182,40 @@ impl Server {
                     let p = decode_params::<m::methods::CallTool>(owned_params)?;
                     (p.name, p.arguments)
                 });
-                let (handler, support, deferred) = read_lock(&self.inner.tools)
-                    .iter()
-                    .find(|t| t.tool.name == name)
-                    .map(|t| {
-                        (
-                            Arc::clone(&t.handler),
-                            t.tool.task_support,
-                            t.tool.task_started_by_handler,
-                        )
-                    })
-                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                let mode =
-                    self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
+                #[cfg(feature = "tasks")]
+                let (handler, mode) = {
+                    let (handler, support, deferred) = read_lock(&self.inner.tools)
+                        .iter()
+                        .find(|t| t.tool.name == name)
+                        .map(|t| {
+                            (
+                                Arc::clone(&t.handler),
+                                t.tool.task_support,
+                                t.tool.task_started_by_handler,
+                            )
+                        })
+                        .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                    let mode =
+                        self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
+                    (handler, mode)
+                };
+                #[cfg(not(feature = "tasks"))]
+                let handler = {
+                    let handler = read_lock(&self.inner.tools)
+                        .iter()
+                        .find(|t| t.tool.name == name)
+                        .map(|t| Arc::clone(&t.handler))
+                        .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                    // What a server whose tools never run as tasks answers a 2025-11-25
+                    // client asking for one (the same words as with the feature).
+                    if v.features().tasks && task_param.is_some_and(|t| !t.is_null()) {
+                        return Err(RpcError::new(
+                            ErrorCode::METHOD_NOT_FOUND,
+                            format!("Method not found: tool {name:?} does not run as a task (execution.taskSupport is forbidden)"),
+                        ));
+                    }
+                    handler
+                };
                 let round = ctx.asker().clone();
                 // A modern call may end `input_required`, with a state bound to the tool
                 // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
@@ -205,6 +227,9 @@ impl Server {
                     }
                     _ => None,
                 };
+                #[cfg(not(feature = "tasks"))]
+                let result = handler(arguments.unwrap_or_default(), ctx).await;
+                #[cfg(feature = "tasks")]
                 let result = match mode {
                     TaskMode::Direct => handler(arguments.unwrap_or_default(), ctx).await,
                     mode => match self
@@ -323,6 +348,7 @@ impl Server {
             }
             McpMethod::SubscriptionsListen => self.listen(v, params, ctx).await,
             // Tasks (2025-11-25): served when some tool runs as a task, else -32601.
+            #[cfg(feature = "tasks")]
             McpMethod::GetTask
             | McpMethod::GetTaskPayload
             | McpMethod::ListTasks

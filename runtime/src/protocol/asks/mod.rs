@@ -44,12 +44,14 @@ pub(crate) enum Asker {
     Modern(Arc<Round>),
     /// A 2026-07-28 task: the asks become the task's `inputRequests`, answered by
     /// `tasks/update`.
+    #[cfg(feature = "tasks")]
     Task(Arc<dyn TaskInput>),
     /// Nowhere (notifications, list methods): asking is an error.
     None,
 }
 
 /// Where a 2026-07-28 task's asks wait for their answers (the server's task registry).
+#[cfg(feature = "tasks")]
 pub(crate) trait TaskInput: Send + Sync + std::fmt::Debug {
     /// Publishes the requests (`{method, params}`, each under its key or a fresh one) and
     /// waits for every answer, in order.
@@ -126,6 +128,7 @@ pub(crate) async fn ask_all(
                 Ok(answers)
             }
         }
+        #[cfg(feature = "tasks")]
         Asker::Task(input) => {
             let mut requests = Vec::with_capacity(asks.len());
             for (key, ask) in &asks {

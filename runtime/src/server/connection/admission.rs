@@ -89,6 +89,7 @@ impl Connection {
                 Err(e) => return Admission::Answer(Err(e)),
             };
             let v = meta.version;
+            #[cfg(feature = "tasks")]
             if server.serves_extension_method(method) {
                 let owner = principal.map_or_else(
                     || MODERN_OWNER.to_owned(),
@@ -284,6 +285,7 @@ pub(super) enum Admission {
     Answer(Result<Encoded, RpcError>),
     Handler(ProtocolVersion, McpMethod, Context),
     /// Work prepared here, run like a handler (the tasks extension's methods).
+    #[cfg_attr(not(feature = "tasks"), allow(dead_code))]
     Work(
         &'static str,
         crate::combine::BoxFuture<'static, Result<Encoded, RpcError>>,

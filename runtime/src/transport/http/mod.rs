@@ -11,7 +11,7 @@ mod guard;
 mod legacy_sse;
 #[cfg(feature = "redis")]
 mod redis_store;
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "tasks"))]
 mod redis_tasks;
 mod replicas;
 mod responses;
@@ -50,6 +50,7 @@ fn app(server: Server, config: HttpConfig) -> (Router, Arc<AppState>) {
     let limit = server.limits().max_message_bytes;
     let legacy_sse = config.legacy_sse;
     let shared = config.store.clone().map(store::Shared::new);
+    #[cfg(feature = "tasks")]
     if let Some(tasks) = config.store.as_ref().and_then(|s| s.task_store()) {
         // Replicas sharing sessions share task state too (see `SessionStore::task_store`).
         server.tasks().share_store(tasks);

@@ -82,10 +82,13 @@ impl RedisStore {
         })
     }
 
+    // The task store's (redis_tasks.rs) ways into the same Redis.
+    #[cfg(feature = "tasks")]
     pub(super) fn prefix(&self) -> &str {
         &self.prefix
     }
 
+    #[cfg(feature = "tasks")]
     pub(super) fn connection(&self) -> ConnectionManager {
         self.conn.clone()
     }
@@ -108,6 +111,7 @@ impl RedisStore {
 }
 
 impl SessionStore for RedisStore {
+    #[cfg(feature = "tasks")]
     fn task_store(&self) -> Option<std::sync::Arc<dyn crate::server::tasks::TaskStore>> {
         Some(std::sync::Arc::new(self.clone()))
     }

@@ -25,6 +25,7 @@ use super::store::{
 };
 use crate::protocol::method::McpMethod;
 use crate::server::connection::{Connection, Snapshot};
+#[cfg(feature = "tasks")]
 use crate::server::tasks::TaskSignal;
 use crate::server::ServerEvent;
 use crate::wire::{ErrorCode, Frame, Message, Outgoing, RequestId};
@@ -417,7 +418,9 @@ pub(super) fn spawn(state: &Arc<AppState>, shared: Shared) {
     // A `tasks/cancel` or `tasks/update` served here for a task whose handler runs on
     // another replica reaches it on the channel (every replica hears it; the one that
     // runs the task acts on it).
+    #[cfg(feature = "tasks")]
     let relay_to = shared.clone();
+    #[cfg(feature = "tasks")]
     state
         .server
         .tasks()
@@ -534,6 +537,7 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     if note.get("from").and_then(Value::as_str) == Some(&*shared.replica) {
         return;
     }
+    #[cfg(feature = "tasks")]
     if kind == "task" {
         // Tasks are not a session's: any replica may run the handler.
         if let Some(signal) = TaskSignal::from_note(&note) {

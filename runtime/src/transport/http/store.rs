@@ -61,6 +61,8 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Where task state goes when this store is configured (see
     /// [`TaskStore`](crate::TaskStore)): by default nowhere (tasks stay in the memory
     /// of the process that created them); [`RedisStore`](super::RedisStore) keeps them too.
+    /// Feature `tasks`.
+    #[cfg(feature = "tasks")]
     fn task_store(&self) -> Option<Arc<dyn crate::server::tasks::TaskStore>> {
         None
     }
