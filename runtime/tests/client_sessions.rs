@@ -6,6 +6,9 @@
 //! resumes with `GET` + `Last-Event-ID` after the advised `retry`, as often as it takes,
 //! until the answer comes.
 
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
