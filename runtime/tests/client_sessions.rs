@@ -4,7 +4,8 @@
 //! request is sent once more on it (it never ran); and a server that polls its SSE
 //! streams (2025-11-25) closes the connection of a long call's stream, which the client
 //! resumes with `GET` + `Last-Event-ID` after the advised `retry`, as often as it takes,
-//! until the answer comes.
+//! until the answer comes. The renewed session is subscribed again to the resources the
+//! caller subscribed to.
 
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
@@ -15,10 +16,10 @@ use std::time::Duration;
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
-use mcp_runtime::client::{Client, Notification};
-use mcp_runtime::model::{Implementation, LogLevel, Tool, ToolResult};
+use mcp_runtime::client::{Client, Notification, Notifications};
+use mcp_runtime::model::{Implementation, LogLevel, Resource, Tool, ToolResult};
 use mcp_runtime::transport::http::{router, HttpConfig, SsePolling};
-use mcp_runtime::{ProtocolVersion, Server, ToolError};
+use mcp_runtime::{ProtocolVersion, Server, ServerEvent, ToolError};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
@@ -188,4 +189,82 @@ async fn a_polled_stream_is_resumed_until_its_answer() {
     let result = call.await.unwrap().unwrap();
     assert_eq!(text(&result), "through");
     client.close().await;
+}
+
+/// Notifies `uri`'s update until the client hears of it (the session's GET stream may not
+/// be open yet when the first one goes out); fails after the test's patience.
+async fn hears_of_update(server: &Server, notifications: &mut Notifications, uri: &str) {
+    let deadline = tokio::time::Instant::now() + kit::patience();
+    while tokio::time::Instant::now() < deadline {
+        server.notify(ServerEvent::ResourceUpdated(uri.to_owned()));
+        let heard = tokio::time::timeout(Duration::from_millis(200), async {
+            loop {
+                match notifications.recv().await {
+                    Some(Notification::ResourceUpdated { uri: updated }) if updated == uri => {
+                        return true
+                    }
+                    Some(_) => continue,
+                    None => return false,
+                }
+            }
+        })
+        .await;
+        match heard {
+            Ok(true) => return,
+            Ok(false) => panic!("the client closed before hearing of {uri}"),
+            Err(_) => continue,
+        }
+    }
+    panic!("no notifications/resources/updated for {uri}");
+}
+
+#[tokio::test]
+async fn a_renewed_session_subscribes_again_to_what_the_caller_subscribed() {
+    for revision in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let seen: Seen = Arc::default();
+        let server = Server::builder(Implementation::new("subscriptions", "1"))
+            .tool(Tool::new("count", "Counts its runs"), {
+                let runs = Arc::clone(&runs);
+                move |_, _| {
+                    let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
+                    async move { n.to_string() }
+                }
+            })
+            .resource(Resource::new("mem://kept", "kept"), |_, _| async { "kept" })
+            .resource(Resource::new("mem://ended", "ended"), |_, _| async {
+                "ended"
+            })
+            .build();
+        let mut config = HttpConfig::default();
+        config.session_idle_timeout = Duration::from_millis(200);
+        let url = serve(server.clone(), config, &seen).await;
+        let client = Client::builder(Implementation::new("subscriptions-test", "1"))
+            .timeout(kit::patience())
+            .pin(ProtocolVersion::parse(revision).unwrap())
+            .connect_url(&url)
+            .await
+            .unwrap();
+        let mut notifications = client.notifications();
+        client.subscribe("mem://kept").await.unwrap();
+        client.subscribe("mem://ended").await.unwrap();
+        client.unsubscribe("mem://ended").await.unwrap();
+        hears_of_update(&server, &mut notifications, "mem://kept").await;
+
+        // The server ends the idle session; the next call renews it.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        client.call_tool("count", json!({})).await.unwrap();
+        assert_eq!(initializes(&seen), 2, "{revision}");
+        // The new session sends the subscribed resource's updates, and only its.
+        hears_of_update(&server, &mut notifications, "mem://kept").await;
+        server.notify(ServerEvent::ResourceUpdated("mem://ended".into()));
+        hears_of_update(&server, &mut notifications, "mem://kept").await;
+        while let Some(n) = notifications.try_recv() {
+            assert!(
+                !matches!(&n, Notification::ResourceUpdated { uri } if uri == "mem://ended"),
+                "{revision}: an update of a resource the caller unsubscribed from"
+            );
+        }
+        client.close().await;
+    }
 }

@@ -412,7 +412,8 @@ impl Client {
     }
 
     /// Subscribes to a resource's updates (`resources/subscribe`, legacy sessions);
-    /// they arrive as [`Notification::ResourceUpdated`](super::Notification). In
+    /// they arrive as [`Notification::ResourceUpdated`](super::Notification). If the
+    /// server ends the session, the client subscribes again in the new one. In
     /// 2026-07-28, use [`Client::listen`].
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.subscription(McpMethod::Subscribe, uri).await
@@ -434,6 +435,8 @@ impl Client {
         let mut params = Map::new();
         params.insert("uri".into(), json!(uri));
         self.call(method, params, &RequestOptions::new()).await?;
+        self.core
+            .record_subscription(uri, method == McpMethod::Subscribe);
         Ok(())
     }
 
