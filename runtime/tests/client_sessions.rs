@@ -1,7 +1,8 @@
 //! The client's legacy Streamable HTTP sessions against this runtime's own server: a
 //! session the server ended (HTTP 404 for its `Mcp-Session-Id`) is replaced by a new one
 //! — `initialize` without a session id, as the specification requires — and the failed
-//! request is sent once more on it (it never ran); and a server that polls its SSE
+//! request is sent once more on it (it never ran), a request made meanwhile waiting for
+//! the new session; and a server that polls its SSE
 //! streams (2025-11-25) closes the connection of a long call's stream, which the client
 //! resumes with `GET` + `Last-Event-ID` after the advised `retry`, as often as it takes,
 //! until the answer comes. The renewed session is subscribed again to the resources the
@@ -10,7 +11,7 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -267,4 +268,64 @@ async fn a_renewed_session_subscribes_again_to_what_the_caller_subscribed() {
         }
         client.close().await;
     }
+}
+
+#[tokio::test]
+async fn a_request_made_while_the_session_is_renewed_waits_for_the_new_one() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new(Semaphore::new(0));
+    // Once armed, every initialize (the only POST without a session id) is held a while,
+    // so that a second request is made while the first one renews the session.
+    let armed = Arc::new(AtomicBool::new(false));
+    let held = Arc::new(AtomicUsize::new(0));
+    let app = router(server(&runs, &gate), {
+        let mut config = HttpConfig::default();
+        config.session_idle_timeout = Duration::from_millis(200);
+        config
+    })
+    .layer(middleware::from_fn({
+        let (armed, held) = (Arc::clone(&armed), Arc::clone(&held));
+        move |request: Request, next: Next| {
+            let (armed, held) = (Arc::clone(&armed), Arc::clone(&held));
+            async move {
+                let initialize = request.method() == axum::http::Method::POST
+                    && !request.headers().contains_key("mcp-session-id");
+                if initialize && armed.load(Ordering::SeqCst) {
+                    held.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                next.run(request).await
+            }
+        }
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = Client::builder(Implementation::new("renewal-test", "1"))
+        .timeout(kit::patience())
+        .pin(ProtocolVersion::parse("2025-11-25").unwrap())
+        .connect_url(&url)
+        .await
+        .unwrap();
+    client.call_tool("count", json!({})).await.unwrap();
+    armed.store(true, Ordering::SeqCst);
+    // The server ends the idle session.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("count", json!({})).await }
+    });
+    kit::eventually("the first request renews the session", || {
+        held.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    let second = client.call_tool("count", json!({})).await;
+    let first = first.await.unwrap();
+    assert!(first.is_ok(), "{first:?}");
+    assert!(second.is_ok(), "{second:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    assert_eq!(held.load(Ordering::SeqCst), 1, "one renewal for both");
+    client.close().await;
 }

@@ -127,7 +127,8 @@ impl Client {
     /// started and the request sent once more on it. That is safe for every method: a
     /// server answers 404 before it looks at the request, so it never ran. A request
     /// whose session ends while it runs (its stream's resumption gets 404) is not sent
-    /// again, and fails.
+    /// again, and fails. A request made while the session is being renewed waits for the
+    /// new session.
     async fn send(
         &self,
         v: ProtocolVersion,
@@ -138,6 +139,11 @@ impl Client {
         let renewable = v.era() == Era::Legacy
             && self.core.link_kind() == LinkKind::StreamableHttp
             && method != McpMethod::Initialize.name();
+        if renewable && !self.core.link().has_session() {
+            // The server ended the session and another request is renewing it: wait for the
+            // new one rather than send this without a session id (the server's 400).
+            negotiate::renew_session(&self.core, v).await?;
+        }
         let again = renewable.then(|| params.clone());
         match self.core.request(v, method, params, options).await {
             Err(e) if e.kind() == ClientErrorKind::SessionExpired => match again {
