@@ -43,31 +43,13 @@ impl Server {
         if wants("resourcesListChanged") && self.declares("resources") {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
-        let uris: Vec<String> = filter
-            .get("resourceSubscriptions")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let uris = strings(&filter, "resourceSubscriptions");
         if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
         }
         // The tasks extension's `taskIds` (SEP-2663): only for a client that declared the
         // extension (`-32021` otherwise, a MUST), only for tasks of its own.
-        let task_ids: Vec<String> = filter
-            .get("taskIds")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let task_ids = strings(&filter, "taskIds");
         let mut watch = None;
         if !task_ids.is_empty() && self.offers_tasks() {
             if !declares_extension(ctx.client_capabilities()) {
@@ -145,4 +127,18 @@ impl Server {
             Value::Object(result)
         ), else Err(RpcError::method_not_found("subscriptions/listen")))
     }
+}
+
+/// The strings of the filter's array `key` (none if it is absent or not an array).
+fn strings(filter: &Value, key: &str) -> Vec<String> {
+    filter
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
