@@ -749,7 +749,11 @@ mod autolink_tests {
             autolink_bare_urls("Levels (https://x.org/a), then http://y.org"),
             "Levels (<https://x.org/a>), then <http://y.org>"
         );
-        for linked in ["see <https://x.org/a>.", "see [x](https://x.org/a).", "no URL here"] {
+        for linked in [
+            "see <https://x.org/a>.",
+            "see [x](https://x.org/a).",
+            "no URL here",
+        ] {
             assert_eq!(autolink_bare_urls(linked), linked);
         }
     }
