@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use super::router::check_params;
+#[cfg(feature = "tasks")]
 use super::tasks::{declares_extension, extension_required, TaskWatch};
 use super::{Server, ServerEvent, SUBSCRIPTION_ID};
 use crate::cancel::{first, First};
@@ -48,9 +49,13 @@ impl Server {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
         }
         // The tasks extension's `taskIds` (SEP-2663): only for a client that declared the
-        // extension (`-32021` otherwise, a MUST), only for tasks of its own.
+        // extension (`-32021` otherwise, a MUST), only for tasks of its own. Without the
+        // feature `tasks`, ignored as by a server that offers no tasks.
+        #[cfg(feature = "tasks")]
         let task_ids = strings(&filter, "taskIds");
+        #[cfg(feature = "tasks")]
         let mut watch = None;
+        #[cfg(feature = "tasks")]
         if !task_ids.is_empty() && self.offers_tasks() {
             if !declares_extension(ctx.client_capabilities()) {
                 return Err(extension_required("subscriptions/listen with taskIds"));
@@ -70,26 +75,32 @@ impl Server {
             json!({"_meta": tag, "notifications": honoured}),
         )
         .await;
+        #[cfg(feature = "tasks")]
         let tasks = self.tasks();
         loop {
-            // Registered before the tasks are read: a change meanwhile is not missed.
-            let task_changed = tasks.next_change();
-            if let Some(w) = &mut watch {
-                for params in w.changes(tasks, v, &tag).await {
-                    match params {
-                        Ok(params) => ctx.notify("notifications/tasks", params).await,
-                        Err(e) => tracing::warn!("a task status notification: {e}"),
+            #[cfg(feature = "tasks")]
+            let woken = {
+                // Registered before the tasks are read: a change meanwhile is not missed.
+                let task_changed = tasks.next_change();
+                if let Some(w) = &mut watch {
+                    for params in w.changes(tasks, v, &tag).await {
+                        match params {
+                            Ok(params) => ctx.notify("notifications/tasks", params).await,
+                            Err(e) => tracing::warn!("a task status notification: {e}"),
+                        }
                     }
                 }
-            }
-            let watching = watch.as_ref().is_some_and(|w| !w.is_empty());
-            let woken = async {
-                if watching {
-                    task_changed.await;
-                } else {
-                    std::future::pending::<()>().await;
+                let watching = watch.as_ref().is_some_and(|w| !w.is_empty());
+                async move {
+                    if watching {
+                        task_changed.await;
+                    } else {
+                        std::future::pending::<()>().await;
+                    }
                 }
             };
+            #[cfg(not(feature = "tasks"))]
+            let woken = std::future::pending::<()>();
             let event = match first(ctx.cancelled(), first(events.recv(), woken)).await {
                 First::A(()) => break,
                 First::B(First::A(e)) => e,
