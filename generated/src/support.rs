@@ -171,6 +171,21 @@ pub trait FromValue: Sized {
     fn from_value(value: Value) -> Result<Self, DispatchError>;
 }
 
+/// A struct with a required `_meta` member (a 2026-07-28 request's params), decoded from
+/// params whose `_meta` was taken out and decoded apart: a server reads a request's
+/// `_meta` once, where it arrives, and a client sends the same one on every request.
+///
+/// `from_params(value, Some(meta))` is `from_value` of `value` with `_meta` put back as
+/// `meta` decodes: the same struct, and the same error for the other members (a `_meta`
+/// still in `value` is decoded and wins, as a later duplicate would). `from_value` is
+/// `from_params(value, None)`.
+pub trait FromParams: FromValue {
+    /// The type of the `_meta` member.
+    type Meta;
+    /// Takes the value apart into `Self`, with `meta` as `_meta` unless `value` has one.
+    fn from_params(value: Value, meta: Option<Self::Meta>) -> Result<Self, DispatchError>;
+}
+
 /// The body of every generated `Deserialize` impl: read a `Value`, then decode it.
 pub fn deserialize<'de, D: serde::Deserializer<'de>, T: FromValue>(
     deserializer: D,

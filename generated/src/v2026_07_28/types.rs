@@ -818,9 +818,11 @@ impl ::serde::Serialize for CallToolRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for CallToolRequestParams {
-    fn from_value(
+impl crate::support::FromParams for CallToolRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -834,7 +836,7 @@ impl crate::support::FromValue for CallToolRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         let mut field4 = ::std::option::Option::None;
         for (key, value) in object {
@@ -905,6 +907,16 @@ impl crate::support::FromValue for CallToolRequestParams {
             name: field3,
             request_state: field4.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for CallToolRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
@@ -2224,9 +2236,11 @@ impl ::serde::Serialize for CompleteRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for CompleteRequestParams {
-    fn from_value(
+impl crate::support::FromParams for CompleteRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -2238,7 +2252,7 @@ impl crate::support::FromValue for CompleteRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -2300,6 +2314,16 @@ impl crate::support::FromValue for CompleteRequestParams {
             meta: field2,
             ref_: field3,
         })
+    }
+}
+impl crate::support::FromValue for CompleteRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
@@ -4748,9 +4772,11 @@ impl ::serde::Serialize for GetPromptRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for GetPromptRequestParams {
-    fn from_value(
+impl crate::support::FromParams for GetPromptRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -4764,7 +4790,7 @@ impl crate::support::FromValue for GetPromptRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         let mut field4 = ::std::option::Option::None;
         for (key, value) in object {
@@ -4835,6 +4861,16 @@ impl crate::support::FromValue for GetPromptRequestParams {
             name: field3,
             request_state: field4.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for GetPromptRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
@@ -5973,9 +6009,11 @@ impl ::serde::Serialize for InputResponseRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for InputResponseRequestParams {
-    fn from_value(
+impl crate::support::FromParams for InputResponseRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -5986,7 +6024,7 @@ impl crate::support::FromValue for InputResponseRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -6031,6 +6069,16 @@ impl crate::support::FromValue for InputResponseRequestParams {
             meta: field1,
             request_state: field2.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for InputResponseRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponseRequestParams {
@@ -10157,9 +10205,11 @@ impl ::serde::Serialize for PaginatedRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for PaginatedRequestParams {
-    fn from_value(
+impl crate::support::FromParams for PaginatedRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -10170,7 +10220,7 @@ impl crate::support::FromValue for PaginatedRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         for (key, value) in object {
             match key.as_str() {
                 "cursor" => {
@@ -10203,6 +10253,16 @@ impl crate::support::FromValue for PaginatedRequestParams {
             cursor: field0.unwrap_or_default(),
             meta: field1,
         })
+    }
+}
+impl crate::support::FromValue for PaginatedRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
@@ -11260,9 +11320,11 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for ReadResourceRequestParams {
-    fn from_value(
+impl crate::support::FromParams for ReadResourceRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -11275,7 +11337,7 @@ impl crate::support::FromValue for ReadResourceRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         let mut field2 = ::std::option::Option::None;
         let mut field3 = ::std::option::Option::None;
         for (key, value) in object {
@@ -11335,6 +11397,16 @@ impl crate::support::FromValue for ReadResourceRequestParams {
             request_state: field2.unwrap_or_default(),
             uri: field3,
         })
+    }
+}
+impl crate::support::FromValue for ReadResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
@@ -12084,9 +12156,11 @@ impl ::serde::Serialize for RequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for RequestParams {
-    fn from_value(
+impl crate::support::FromParams for RequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -12096,7 +12170,7 @@ impl crate::support::FromValue for RequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
@@ -12116,6 +12190,16 @@ impl crate::support::FromValue for RequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
         };
         ::std::result::Result::Ok(Self { meta: field0 })
+    }
+}
+impl crate::support::FromValue for RequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
@@ -12862,9 +12946,11 @@ impl ::serde::Serialize for ResourceRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for ResourceRequestParams {
-    fn from_value(
+impl crate::support::FromParams for ResourceRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -12874,7 +12960,7 @@ impl crate::support::FromValue for ResourceRequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -12908,6 +12994,16 @@ impl crate::support::FromValue for ResourceRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self { meta: field0, uri: field1 })
+    }
+}
+impl crate::support::FromValue for ResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
@@ -15233,9 +15329,11 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for SubscriptionsListenRequestParams {
-    fn from_value(
+impl crate::support::FromParams for SubscriptionsListenRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -15245,7 +15343,7 @@ impl crate::support::FromValue for SubscriptionsListenRequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -15284,6 +15382,16 @@ impl crate::support::FromValue for SubscriptionsListenRequestParams {
             meta: field0,
             notifications: field1,
         })
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestParams {
@@ -15338,9 +15446,11 @@ impl ::serde::Serialize for SubscriptionsListenResult {
         state.end()
     }
 }
-impl crate::support::FromValue for SubscriptionsListenResult {
-    fn from_value(
+impl crate::support::FromParams for SubscriptionsListenResult {
+    type Meta = SubscriptionsListenResultMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<SubscriptionsListenResultMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -15350,7 +15460,7 @@ impl crate::support::FromValue for SubscriptionsListenResult {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
@@ -15393,6 +15503,16 @@ impl crate::support::FromValue for SubscriptionsListenResult {
             result_type: field1,
             extra: rest,
         })
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResult {
