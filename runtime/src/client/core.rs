@@ -549,7 +549,14 @@ async fn read(core: Weak<Core>, mut incoming: mpsc::UnboundedReceiver<Incoming>)
                     }
                     core.complete(&id, outcome.map_err(ClientError::from_rpc));
                 }
-                Message::Request { id, method, params } => {
+                Message::Request {
+                    id,
+                    method,
+                    params,
+                    meta,
+                } => {
+                    // A client's handlers read a server's request as it was sent.
+                    let params = wire::params_with_meta(params, meta);
                     core.on_request(id, method, params, related);
                 }
                 Message::Notification { method, params } => core.on_notification(&method, params),

@@ -36,6 +36,7 @@ pub(crate) fn check_request_headers(
     headers: &impl HeaderLookup,
     method: &str,
     params: Option<&Value>,
+    meta: Option<&Value>,
     served: VersionSet,
 ) -> Result<(), RpcError> {
     let mismatch = |message: String| RpcError::new(ErrorCode::HEADER_MISMATCH, message);
@@ -44,11 +45,10 @@ pub(crate) fn check_request_headers(
             "Header mismatch: MCP-Protocol-Version header is required".into(),
         ));
     };
-    let meta_version = params
-        .and_then(|p| p.get("_meta"))
+    let meta_version = meta
         .and_then(|m| m.get(version::META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
-    let any_revision = version::negotiate_modern(params, VersionSet::ALL);
+    let any_revision = version::negotiate_modern_meta(meta, VersionSet::ALL);
     if let Err(e) = &any_revision {
         if e.code == ErrorCode::INVALID_PARAMS {
             return Err(e.clone());
@@ -58,7 +58,7 @@ pub(crate) fn check_request_headers(
         return Err(mismatch("Header mismatch: MCP-Protocol-Version header does not match params._meta protocol version".into()));
     }
     if !any_revision.is_ok_and(|meta| served.contains(meta.version)) {
-        version::negotiate_modern(params, served)?;
+        version::negotiate_modern_meta(meta, served)?;
     }
     match headers.header(METHOD) {
         Some(m) if m == method => {}

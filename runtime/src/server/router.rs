@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_generated::support::FromValue;
+use mcp_generated::support::{FromParams, FromValue};
+use mcp_generated::v2026_07_28;
 use serde_json::{Map, Value};
 
 use super::handler::CompletionRequest;
@@ -16,7 +17,7 @@ use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
 use crate::server::tasks::call::{TaskMode, TaskRun};
-use crate::wire::{Encoded, ErrorCode, RpcError};
+use crate::wire::{self, Encoded, ErrorCode, RequestMeta, RpcError};
 
 /// Decodes `params` into the revision's generated params type of method `M`: params that
 /// do not decode are `-32602`, with the decoder's message.
@@ -52,6 +53,45 @@ where
         .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))
 }
 
+/// [`check_params`] of params whose `_meta` (if any) was taken out as `meta`: checked as
+/// sent, `_meta` put back.
+fn check_params_sent<M: mcp_generated::Method>(
+    params: Option<&Value>,
+    meta: Option<&RequestMeta>,
+) -> Result<(), RpcError>
+where
+    M::Params: FromValue,
+{
+    match meta {
+        None => check_params::<M>(params),
+        Some(meta) => {
+            check_params::<M>(wire::params_with_meta(params.cloned(), Some(meta.clone())).as_ref())
+        }
+    }
+}
+
+/// [`decode_params`] of a 2026-07-28 request's params whose `_meta` was taken out as
+/// `meta`: the params type requires `_meta`, decoded once per shared `_meta` value and
+/// copied in; a `_meta` that does not decode is decoded again with the params as sent,
+/// for the same error as ever.
+fn decode_modern_params<M: mcp_generated::Method>(
+    params: Option<Value>,
+    meta: Option<RequestMeta>,
+) -> Result<M::Params, RpcError>
+where
+    M::Params: FromParams,
+    <M::Params as FromParams>::Meta: FromValue + Clone + Send + Sync + 'static,
+{
+    let typed = meta
+        .as_ref()
+        .and_then(RequestMeta::typed::<<M::Params as FromParams>::Meta>);
+    match (params, typed) {
+        (Some(p), Some(typed)) => <M::Params as FromParams>::from_params(p, Some(typed))
+            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD))),
+        (params, _) => decode_params::<M>(wire::params_with_meta(params, meta)),
+    }
+}
+
 fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
     params
         .and_then(|p| p.get(key))
@@ -74,11 +114,14 @@ impl Server {
     /// Answers at once what needs no handler — `ping`, the lists (pages shaped once per
     /// revision and cached) and `server/discover` — so the session sends it without a
     /// task of its own; `None` for everything else.
+    /// `meta`: the request's `_meta` when it was taken out of `params` (see
+    /// `wire::RequestMeta`).
     pub(crate) fn answer_now(
         &self,
         v: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        meta: Option<&RequestMeta>,
     ) -> Option<Result<Encoded, RpcError>> {
         match method {
             McpMethod::Ping
@@ -86,7 +129,7 @@ impl Server {
             | McpMethod::ListResources
             | McpMethod::ListResourceTemplates
             | McpMethod::ListPrompts
-            | McpMethod::Discover => Some(self.answer_sync(v, method, params)),
+            | McpMethod::Discover => Some(self.answer_sync(v, method, params, meta)),
             _ => None,
         }
     }
@@ -96,13 +139,16 @@ impl Server {
         v: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        meta: Option<&RequestMeta>,
     ) -> Result<Encoded, RpcError> {
         let info = &self.inner.info;
         match method {
             McpMethod::Ping => Ok(shape::empty(v, info)),
             McpMethod::ListTools => {
                 self.require("tools", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListTools>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListTools>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.tools).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
@@ -111,7 +157,9 @@ impl Server {
             }
             McpMethod::ListResources => {
                 self.require("resources", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListResources>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListResources>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.resources).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
@@ -120,9 +168,10 @@ impl Server {
             }
             McpMethod::ListResourceTemplates => {
                 self.require("resources", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListResourceTemplates>(
-                    params
-                ))?;
+                by_revision!(
+                    v,
+                    |m| check_params_sent::<m::methods::ListResourceTemplates>(params, meta)
+                )?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.templates).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&ResourceTemplate> = items.iter().map(|t| &t.template).collect();
@@ -131,7 +180,9 @@ impl Server {
             }
             McpMethod::ListPrompts => {
                 self.require("prompts", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListPrompts>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
@@ -163,12 +214,20 @@ impl Server {
         v: ProtocolVersion,
         method: McpMethod,
         owned_params: Option<Value>,
+        meta: Option<RequestMeta>,
         ctx: Context,
     ) -> Result<Encoded, RpcError> {
-        let params = owned_params.as_ref();
-        if let Some(answer) = self.answer_now(v, method, params) {
+        if let Some(answer) = self.answer_now(v, method, owned_params.as_ref(), meta.as_ref()) {
             return answer;
         }
+        // `tools/call` and `resources/read` decode a 2026-07-28 request's params with the
+        // `_meta` taken out at parse time (see `decode_modern_params`); every other method
+        // reads its params as sent.
+        let (owned_params, meta) = match method {
+            McpMethod::CallTool | McpMethod::ReadResource => (owned_params, meta),
+            _ => (wire::params_with_meta(owned_params, meta), None),
+        };
+        let params = owned_params.as_ref();
         let info = &self.inner.info;
         match method {
             McpMethod::CallTool => {
@@ -177,10 +236,17 @@ impl Server {
                 let task_param = params.and_then(|p| p.get("task")).cloned();
                 // Decoded once into the revision's params type, from the params
                 // themselves; name and arguments are moved out of it.
-                let (name, arguments) = by_revision!(v, |m| {
-                    let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                let (name, arguments) = if v == ProtocolVersion::V2026_07_28 {
+                    let p =
+                        decode_modern_params::<v2026_07_28::methods::CallTool>(owned_params, meta)?;
                     (p.name, p.arguments)
-                });
+                } else {
+                    let owned_params = wire::params_with_meta(owned_params, meta);
+                    by_revision!(v, |m| {
+                        let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                        (p.name, p.arguments)
+                    })
+                };
                 let (handler, support, deferred) = read_lock(&self.inner.tools)
                     .iter()
                     .find(|t| t.tool.name == name)
@@ -232,9 +298,15 @@ impl Server {
             }
             McpMethod::ReadResource => {
                 self.require("resources", method)?;
-                let uri = by_revision!(v, |m| {
-                    decode_params::<m::methods::ReadResource>(owned_params)?.uri
-                });
+                let uri = if v == ProtocolVersion::V2026_07_28 {
+                    decode_modern_params::<v2026_07_28::methods::ReadResource>(owned_params, meta)?
+                        .uri
+                } else {
+                    let owned_params = wire::params_with_meta(owned_params, meta);
+                    by_revision!(v, |m| {
+                        decode_params::<m::methods::ReadResource>(owned_params)?.uri
+                    })
+                };
                 let found = read_lock(&self.inner.resources)
                     .iter()
                     .find(|r| r.resource.uri == uri)

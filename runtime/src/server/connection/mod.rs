@@ -30,7 +30,7 @@ use crate::protocol::version::{self, Era, ProtocolVersion};
 use crate::server::context::Context;
 use crate::server::{Server, ServerEvent};
 use crate::wire::{
-    self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RpcError,
+    self, Encoded, ErrorCode, Frame, Invalid, Message, Outgoing, RequestId, RequestMeta, RpcError,
 };
 
 struct State {
@@ -259,16 +259,23 @@ impl Connection {
                 }
                 Dispatched::Nothing
             }
-            Message::Request { id, method, params } => {
+            Message::Request {
+                id,
+                method,
+                params,
+                meta,
+            } => {
                 if let Some(refused) = self.refuse_id(&id, lock(&self.in_flight).deref()) {
                     return Dispatched::Ready(refused);
                 }
+                let (params, meta) = self.modern_meta(params, meta);
                 let token = CancellationToken::new();
                 // Admission (era, lifecycle, method table) is decided now, in arrival
                 // order: a request that follows `initialize` sees the session it opened.
                 let admitted = match self.admit_request(
                     &method,
                     params.as_ref(),
+                    meta.as_ref(),
                     token.clone(),
                     reply,
                     principal,
@@ -305,10 +312,9 @@ impl Connection {
                     let (method, work) = match admitted {
                         Work::Handler(v, method, ctx) => {
                             let server = server.clone();
-                            let work: BoxFuture<'static, _> =
-                                Box::pin(
-                                    async move { server.handle(v, method, params, ctx).await },
-                                );
+                            let work: BoxFuture<'static, _> = Box::pin(async move {
+                                server.handle(v, method, params, meta, ctx).await
+                            });
                             (method.name(), work)
                         }
                         Work::Given(method, work) => (method, work),
@@ -354,6 +360,30 @@ impl Connection {
                     })
                 }))
             }
+        }
+    }
+
+    /// A request's params and `_meta` as its handling reads them: `_meta` stays apart only
+    /// in a request served statelessly (it names a modern revision, and this server serves
+    /// one), whose every reader takes it from there; any other request is handled with its
+    /// params as sent.
+    #[inline]
+    fn modern_meta(
+        &self,
+        params: Option<Value>,
+        meta: Option<RequestMeta>,
+    ) -> (Option<Value>, Option<RequestMeta>) {
+        if meta.is_none() {
+            return (params, None);
+        }
+        let modern = meta
+            .as_ref()
+            .is_some_and(|m| version::meta_is_modern(Some(m.value())))
+            && self.server.versions().of_era(Era::Modern).next().is_some();
+        if modern {
+            (params, meta)
+        } else {
+            (wire::params_with_meta(params, meta), None)
         }
     }
 

@@ -139,10 +139,16 @@ pub(super) async fn post_mcp(
     }
     let general: Value;
     let probe = match &frame {
-        Frame::Single(Ok(Message::Request { id, method, params })) => Probe {
+        Frame::Single(Ok(Message::Request {
+            id,
+            method,
+            params,
+            meta,
+        })) => Probe {
             id: Some(id.clone()),
             method,
             params: params.as_ref(),
+            meta: meta.as_ref().map(wire::RequestMeta::value),
         },
         _ => {
             general = match serde_json::from_slice(&body) {
@@ -163,11 +169,12 @@ pub(super) async fn post_mcp(
                     .and_then(Value::as_str)
                     .unwrap_or_default(),
                 params: general.get("params"),
+                meta: wire::member(general.get("params"), "_meta"),
             }
         }
     };
     let header_version = header_str(&headers, http_headers::PROTOCOL_VERSION);
-    let has_meta = wire::member(probe.params, "_meta").is_some();
+    let has_meta = probe.meta.is_some();
     let header_is_legacy = header_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == Era::Legacy);
