@@ -200,11 +200,7 @@ async fn body_bytes(
 ) -> Result<Bytes, Response> {
     use axum::body::HttpBody;
     let limit = u64::try_from(state.server.limits().max_message_bytes).unwrap_or(u64::MAX);
-    if !body
-        .size_hint()
-        .exact()
-        .is_some_and(|length| length <= limit)
-    {
+    if body.size_hint().exact().is_none_or(|length| length > limit) {
         // The body limit (`DefaultBodyLimit`) travels in the extensions, kept in `parts`.
         return Bytes::from_request(axum::extract::Request::from_parts(parts, body), state)
             .await
