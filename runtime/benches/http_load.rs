@@ -27,7 +27,8 @@
 //! (`benches/rmcp_http`, built on demand) with `TCP_NODELAY` and as rmcp's examples build
 //! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`. `--before PATH` adds the
 //! contender `before`: another build's `bench_server` (`ours-http`), for this runtime
-//! before and after a change, taking turns in one run (`--servers ours,before`).
+//! before and after a change, taking turns in one run (`--servers ours,before`);
+//! `--rmcp-bin PATH` uses an `rmcp-http-bench` built already instead of building it.
 
 #[path = "support/args.rs"]
 mod args;
@@ -100,16 +101,22 @@ fn build_rmcp_http() -> Result<String, Error> {
 /// Starts the servers named in `names`: `ours` (this runtime), `null` (a fixed reply to
 /// every request), `rmcp` (rmcp 3.9 with `TCP_NODELAY`) and `rmcp-examples` (rmcp as its
 /// examples build it).
-/// `before` is another build's `bench_server` (`--before PATH`).
+/// `before` is another build's `bench_server` (`--before PATH`); `rmcp_bin` an
+/// `rmcp-http-bench` built already (`--rmcp-bin PATH`), else it is built here.
 fn start_contenders(
     names: &[String],
     quick: bool,
     before: Option<&str>,
+    rmcp_bin: Option<&str>,
 ) -> Result<Vec<Contender>, Error> {
     use std::io::BufRead;
     let ours = support::build_bench_server(quick)?;
     let rmcp = if names.iter().any(|n| n.starts_with("rmcp")) {
-        Some(build_rmcp_http()?)
+        // `--rmcp-bin PATH`: an rmcp-http-bench built already (its release build is long).
+        Some(match rmcp_bin {
+            Some(path) => path.to_owned(),
+            None => build_rmcp_http()?,
+        })
     } else {
         None
     };
@@ -705,7 +712,8 @@ fn main() -> Result<(), Error> {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(if quick { 300 } else { 2000 }),
         );
-        let mut contenders = start_contenders(&names, quick, value("--before"))?;
+        let mut contenders =
+            start_contenders(&names, quick, value("--before"), value("--rmcp-bin"))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
