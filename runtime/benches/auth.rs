@@ -11,6 +11,9 @@
 //! on a thread of its own, and reports that thread's CPU time per request (from its
 //! `schedstat`): the whole request's server time, next to which the overhead is judged.
 
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 #[path = "support/args.rs"]
 mod args;
 
