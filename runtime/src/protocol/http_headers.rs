@@ -95,6 +95,10 @@ pub(crate) fn check_param_headers(
     arguments: &Value,
     headers: &impl HeaderLookup,
 ) -> Result<(), String> {
+    // Most tools mirror nothing: known without building a path for every property.
+    if !mirrors_any_header(schema) {
+        return Ok(());
+    }
     let mut annotated = Vec::new();
     collect_header_params(schema, &mut Vec::new(), &mut annotated);
     for (path, name) in annotated {
@@ -149,6 +153,16 @@ pub(crate) fn collect_header_params(
         collect_header_params(sub, path, out);
         path.pop();
     }
+}
+
+/// Whether [`collect_header_params`] would find an annotated property.
+fn mirrors_any_header(schema: &Value) -> bool {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return false;
+    };
+    props
+        .values()
+        .any(|sub| sub.get("x-mcp-header").is_some_and(Value::is_string) || mirrors_any_header(sub))
 }
 
 /// A header value, literal or in the `=?base64?…?=` sentinel form.
