@@ -1219,11 +1219,16 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -1231,7 +1236,9 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -1249,9 +1256,7 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CallToolResultResponseResult {
@@ -3204,7 +3209,7 @@ impl crate::support::FromValue for CreateMessageResultContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -4072,11 +4077,16 @@ impl crate::support::FromValue for ElicitRequestParams {
                 consts: &[("mode", &["url"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::FormParams(m))
                         }
@@ -4084,7 +4094,9 @@ impl crate::support::FromValue for ElicitRequestParams {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::UrlParams(m))
                         }
@@ -4102,9 +4114,7 @@ impl crate::support::FromValue for ElicitRequestParams {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
@@ -4479,11 +4489,16 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -4491,7 +4506,9 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -4509,9 +4526,7 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -5111,11 +5126,16 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -5123,7 +5143,9 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -5141,9 +5163,7 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponseResult {
@@ -5877,11 +5897,16 @@ impl crate::support::FromValue for InputResponse {
                 consts: &[("action", &["accept", "cancel", "decline"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -5889,7 +5914,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -5897,7 +5924,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ElicitResult(m))
                         }
@@ -5915,9 +5944,7 @@ impl crate::support::FromValue for InputResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponse {
@@ -6643,11 +6670,16 @@ impl crate::support::FromValue for JsonrpcMessage {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Request(m))
                         }
@@ -6655,7 +6687,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Notification(m))
                         }
@@ -6663,7 +6697,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6671,7 +6707,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6689,9 +6727,7 @@ impl crate::support::FromValue for JsonrpcMessage {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
@@ -6753,11 +6789,16 @@ impl crate::support::FromValue for JsonrpcResponse {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6765,7 +6806,9 @@ impl crate::support::FromValue for JsonrpcResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6783,9 +6826,7 @@ impl crate::support::FromValue for JsonrpcResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
@@ -11632,11 +11673,16 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -11644,7 +11690,9 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -11662,9 +11710,7 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
@@ -11818,11 +11864,16 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -11830,7 +11881,9 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -11848,9 +11901,7 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponseResult {
@@ -13713,7 +13764,7 @@ impl crate::support::FromValue for SamplingMessageContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -14501,11 +14552,16 @@ impl crate::support::FromValue for ServerResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::DiscoverResult(m))
                         }
@@ -14513,7 +14569,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListResourcesResult(m))
                         }
@@ -14521,7 +14579,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::ListResourceTemplatesResult(m),
@@ -14531,7 +14591,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -14539,7 +14601,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListPromptsResult(m))
                         }
@@ -14547,7 +14611,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -14555,7 +14621,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListToolsResult(m))
                         }
@@ -14563,7 +14631,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -14571,7 +14641,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 8usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CompleteResult(m))
                         }
@@ -14579,7 +14651,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 9usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -14587,7 +14661,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 10usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -14595,7 +14671,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 11usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::SubscriptionsListenResult(m))
                         }
@@ -14613,9 +14691,7 @@ impl crate::support::FromValue for ServerResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
