@@ -88,7 +88,9 @@ impl NullClient {
             let mut answer = Vec::new();
             lines.read_until(b'\n', &mut answer).await?;
             if !answer.windows(9).any(|w| w == b"\"result\":") {
-                return Err(format!("initialize failed: {}", String::from_utf8_lossy(&answer)).into());
+                return Err(
+                    format!("initialize failed: {}", String::from_utf8_lossy(&answer)).into(),
+                );
             }
             stdin
                 .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")

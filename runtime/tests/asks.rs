@@ -1560,22 +1560,35 @@ fn typed_asking_server() -> Server {
 /// the `requestState` binding): the state is bound to them as sent, and bad arguments
 /// are refused with the same error as in a legacy session (where they are taken apart).
 #[tokio::test]
-async fn modern_typed_tools_bind_their_state_to_the_arguments_and_refuse_bad_ones_as_legacy_does()
-{
+async fn modern_typed_tools_bind_their_state_to_the_arguments_and_refuse_bad_ones_as_legacy_does() {
     let mut p = Stdio::serve(typed_asking_server());
     let caps = all_caps(MODERN);
     let args = json!({"city": "Oslo", "days": 3});
-    let r = modern_call(&mut p, 1, modern_params(&caps, "trip", Some(args.clone()), None, None)).await;
+    let r = modern_call(
+        &mut p,
+        1,
+        modern_params(&caps, "trip", Some(args.clone()), None, None),
+    )
+    .await;
     let (requests, state) = input_required(&r);
     assert_eq!(requests.keys().collect::<Vec<_>>(), ["input-1"], "{r}");
     let responses = json!({"input-1": answer("elicit")});
     let r = modern_call(
         &mut p,
         2,
-        modern_params(&caps, "trip", Some(args), Some(&state), Some(responses.clone())),
+        modern_params(
+            &caps,
+            "trip",
+            Some(args),
+            Some(&state),
+            Some(responses.clone()),
+        ),
     )
     .await;
-    assert_eq!(r["result"]["content"][0]["text"], "Oslo for 3 days, Ada", "{r}");
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Oslo for 3 days, Ada",
+        "{r}"
+    );
     // The state is bound to the arguments it was given with.
     let r = modern_call(
         &mut p,
@@ -1593,7 +1606,9 @@ async fn modern_typed_tools_bind_their_state_to_the_arguments_and_refuse_bad_one
 
     // Bad or absent arguments: the same error in both eras.
     let mut legacy = Stdio::serve(typed_asking_server());
-    legacy.initialize("2025-11-25", all_caps("2025-11-25")).await;
+    legacy
+        .initialize("2025-11-25", all_caps("2025-11-25"))
+        .await;
     let bad = [
         Some(json!({"days": 3})),
         Some(json!({"city": 5})),
