@@ -54,6 +54,7 @@ pub(super) type CompleteFn =
 /// The hook a client's `notifications/roots/list_changed` runs.
 pub(super) type RootsChangedFn = dyn Fn(Context) -> BoxFuture<()> + Send + Sync;
 
+#[cfg(feature = "typed-tools")]
 pub(super) fn box_tool_by_ref<F, Fut>(handler: F) -> Arc<ToolByRefFn>
 where
     F: Fn(&Value, Context) -> Fut + Send + Sync + 'static,
