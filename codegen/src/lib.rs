@@ -76,7 +76,7 @@ impl Analysed {
         summary::digest(&self.prepared, &self.ir, &render::types::REPLACEMENTS)
     }
 
-    /// The comparable summary used by [`diff`](crate::diff).
+    /// The comparable summary used by [`diff`].
     pub fn summary(&self) -> summary::Summary {
         summary::summarize(&self.prepared, &self.ir)
     }

@@ -76,6 +76,9 @@ fn prepare_inner(
     open_json_schema_documents(&mut defs);
     consts_to_enums(&mut defs, &mut hoisted);
     any_of_to_one_of(&mut defs);
+    for schema in defs.values_mut() {
+        autolink_descriptions(schema);
+    }
     Ok(Prepared {
         revision: revision.to_owned(),
         published,
@@ -690,4 +693,68 @@ pub fn resolve_alias<'a>(defs: &'a Definitions, name: &str) -> Option<&'a Value>
         }
     }
     Some(current)
+}
+
+/// Makes every bare URL in the schema's descriptions (they become rustdoc comments) an
+/// autolink, `<https://…>`: rustdoc renders a bare URL as text and warns about it
+/// (`rustdoc::bare_urls`), so `cargo doc` of the generated crate would not be clean.
+fn autolink_descriptions(schema: &mut Value) {
+    if let Some(Value::String(text)) = schema.get_mut("description") {
+        *text = autolink_bare_urls(text);
+    }
+    for_each_subschema_mut(schema, &mut autolink_descriptions);
+}
+
+/// `text` with each `http://` or `https://` URL that is not already a link target
+/// (`<…>`, `](…)`) wrapped in `<…>`; a sentence's final punctuation stays outside.
+pub(crate) fn autolink_bare_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(at) = ["https://", "http://"]
+        .iter()
+        .filter_map(|scheme| rest.find(scheme))
+        .min()
+    {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let end = from
+            .find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '`'))
+            .unwrap_or(from.len());
+        let url = from[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+        let linked = before.ends_with('<') || before.ends_with("](");
+        if linked {
+            out.push_str(url);
+        } else {
+            out.push('<');
+            out.push_str(url);
+            out.push('>');
+        }
+        rest = &from[url.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod autolink_tests {
+    use super::autolink_bare_urls;
+
+    #[test]
+    fn bare_urls_become_autolinks_and_links_stay() {
+        assert_eq!(
+            autolink_bare_urls("As described in https://www.jsonrpc.org/specification#batch."),
+            "As described in <https://www.jsonrpc.org/specification#batch>."
+        );
+        assert_eq!(
+            autolink_bare_urls("Levels (https://x.org/a), then http://y.org"),
+            "Levels (<https://x.org/a>), then <http://y.org>"
+        );
+        for linked in [
+            "see <https://x.org/a>.",
+            "see [x](https://x.org/a).",
+            "no URL here",
+        ] {
+            assert_eq!(autolink_bare_urls(linked), linked);
+        }
+    }
 }

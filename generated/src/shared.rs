@@ -8538,7 +8538,7 @@ omit this field or use `"none"`, and SHOULD only use the deprecated values if th
     /**The severity of a log message.
 
 These map to syslog message severities, as specified in RFC-5424:
-https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1*/
+<https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1>*/
     #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     pub enum LoggingLevel {
         Alert,

@@ -166,12 +166,9 @@ fn ids_keep_their_json_type_and_numbers_their_form() {
     }
     let progress = json!({"method": "notifications/progress", "params": {"progressToken": 1, "progress": 50, "total": 100.5}});
     let parsed: v3::ProgressNotification = serde_json::from_value(progress.clone()).expect("parse");
-    assert_eq!(
-        serde_json::to_string(&parsed)
-            .expect("encode")
-            .contains("\"progress\":50,"),
-        true
-    );
+    assert!(serde_json::to_string(&parsed)
+        .expect("encode")
+        .contains("\"progress\":50,"));
     assert_eq!(serde_json::to_value(&parsed).expect("encode"), progress);
 }
 

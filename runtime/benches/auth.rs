@@ -16,6 +16,9 @@
 //! nothing parsed or checked), whose time is the floor of axum, hyper and the socket;
 //! each case's `÷ null` is its distance to it.
 
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 #[path = "support/args.rs"]
 mod args;
 #[path = "support/null_reply.rs"]

@@ -20,6 +20,11 @@
 #   runtime/benches/author_cost.sh macro      # the cost of a `#[tool]` macro (see below)
 #   KEEP=1 runtime/benches/author_cost.sh     # keep the crates (path printed on stderr)
 set -euo pipefail
+# Both servers are built without incremental compilation unless the caller says otherwise:
+# that is how a user gets `mcp-runtime` and `mcp-generated` from crates.io (cargo never
+# compiles a registry dependency incrementally; here they are path dependencies, which it
+# would). It applies to both servers alike, their own crates included.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d)"
 trap '[ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"' EXIT
@@ -330,7 +335,7 @@ tokio = { version = "1", features = ["rt-multi-thread", "macros"] }
 serde = { version = "1", features = ["derive"] }' \
   "$rmcp_main"
 
-stamp() { echo "$1 $(date '+%F %T'),$(uptime | sed -E 's/.*(load average)/ \1/')"; }
+stamp() { echo "$1 $(date '+%F %T'),$(uptime | sed -E 's/.*(load average)/ \1/'), CARGO_INCREMENTAL=$CARGO_INCREMENTAL"; }
 
 if [ "$which" != macro ]; then
   stamp started

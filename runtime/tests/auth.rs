@@ -4,6 +4,9 @@
 //! with its status, scopes per server and per tool, fail-closed verification, sessions
 //! and `requestState` bound to their principal, and no token in any log line.
 
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -452,3 +452,44 @@ async fn a_2026_client_s_rounds_run_the_upstream_tool_once() {
         ]
     );
 }
+
+/// Resource reads and prompts that ask are kept across a 2026-07-28 client's rounds as
+/// tool calls are: the upstream template and prompt each run once per request (two asks,
+/// three rounds).
+#[tokio::test]
+async fn a_2026_client_s_rounds_read_a_resource_and_get_a_prompt_upstream_once() {
+    let bridge = HttpBridge::start();
+    let modern = echoing_client("modern")
+        .pin(ProtocolVersion::parse("2026-07-28").unwrap())
+        .connect_url(&bridge.url("/mcp"))
+        .await
+        .unwrap();
+    for (n, item) in [(1, "a"), (2, "b")] {
+        let contents = modern
+            .read_resource(&format!("test://counted/{item}"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+        let text = match contents.first() {
+            Some(mcp_runtime::model::ResourceContents::Text { text, .. }) => text.clone(),
+            other => panic!("not text: {other:?}"),
+        };
+        assert_eq!(
+            text,
+            format!(
+                "read {n} of {item}: modern: First resource question? | modern: Second resource question?"
+            )
+        );
+    }
+    let prompt = modern
+        .get_prompt("test_counted_prompt", Vec::<(String, String)>::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+    let text = match prompt.messages.first().map(|m| &m.content) {
+        Some(mcp_runtime::model::Content::Text { text, .. }) => text.clone(),
+        other => panic!("not text: {other:?}"),
+    };
+    assert_eq!(
+        text,
+        "prompt 1: modern: First prompt question? | modern: Second prompt question?"
+    );
+}

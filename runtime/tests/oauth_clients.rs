@@ -22,6 +22,9 @@
 //! tokens, refused; its client-credentials token for our resource accepted; and RFC 7662
 //! introspection of its opaque tokens, revocation included.
 
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 mod kit;
 
 use std::io::{BufRead, BufReader};

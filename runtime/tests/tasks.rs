@@ -542,3 +542,145 @@ async fn clients_that_did_not_declare_tasks_see_the_same_messages_as_before() {
     );
     assert_eq!(before[2..], after[2..]);
 }
+
+/// Calls `tool` as a 2026-07-28 task; returns its id.
+async fn start_modern_task(io: &mut Stdio, id: i64, tool: &str, arguments: Value) -> String {
+    let created = io
+        .request(
+            id,
+            "tools/call",
+            modern(json!({"name": tool, "arguments": arguments}), with_tasks()),
+        )
+        .await;
+    ext_exact("CreateTaskResult", &created)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Reads `notifications/tasks` of the listen stream `listen` until `done` holds of the
+/// statuses heard so far (by task id, in order); each is checked against the extension's
+/// schema and must carry the stream's subscription id. Returns the notifications.
+async fn hear_tasks(
+    io: &mut Stdio,
+    listen: &str,
+    heard: &mut std::collections::HashMap<String, Vec<Value>>,
+    done: impl Fn(&std::collections::HashMap<String, Vec<Value>>) -> bool,
+) {
+    while !done(heard) {
+        let note = io.recv().await;
+        assert_eq!(note["method"], "notifications/tasks", "{note}");
+        assert_eq!(
+            note["params"]["_meta"][mcp_runtime::__internal::SUBSCRIPTION_ID],
+            listen,
+            "{note}"
+        );
+        check_extension_exact(TASKS, "TaskStatusNotification", &note);
+        let id = note["params"]["taskId"].as_str().unwrap().to_owned();
+        heard.entry(id).or_default().push(note["params"].clone());
+    }
+}
+
+fn last_status<'a>(heard: &'a std::collections::HashMap<String, Vec<Value>>, id: &str) -> &'a str {
+    heard
+        .get(id)
+        .and_then(|h| h.last())
+        .and_then(|p| p["status"].as_str())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_2026_07_28_listener_hears_its_tasks_change_until_they_end() {
+    let mut io = Stdio::serve(task_server());
+    let slow = start_modern_task(&mut io, 1, "slow", json!({"ms": 300})).await;
+    let ask = start_modern_task(&mut io, 2, "ask", json!({})).await;
+    let params = modern(
+        json!({"notifications": {"taskIds": [slow, ask, "no-such-task"]}}),
+        with_tasks(),
+    );
+    io.send(&json!({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen", "params": params}))
+        .await;
+    let ack = io.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // Only the caller's own, existing tasks are agreed to.
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([slow, ask])
+    );
+
+    // Each task's state when the stream opened, then every change, up to its end.
+    let mut heard = std::collections::HashMap::new();
+    hear_tasks(&mut io, "listen", &mut heard, |h| {
+        last_status(h, &slow) == "completed" && last_status(h, &ask) == "input_required"
+    })
+    .await;
+    let done = heard[&slow].last().unwrap();
+    assert_eq!(done["result"]["content"][0]["text"], "slept 300 ms");
+    let waiting = heard[&ask].last().unwrap();
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    io.send(&kit::request(
+        3,
+        "tasks/update",
+        modern(
+            json!({"taskId": ask, "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}),
+            with_tasks(),
+        ),
+    ))
+    .await;
+    let (notes, ack) = io.until_answer(&json!(3)).await;
+    assert!(ack.get("result").is_some(), "{ack}");
+    for note in notes {
+        let id = note["params"]["taskId"].as_str().unwrap().to_owned();
+        heard.entry(id).or_default().push(note["params"].clone());
+    }
+    hear_tasks(&mut io, "listen", &mut heard, |h| {
+        last_status(h, &ask) == "completed"
+    })
+    .await;
+    assert_eq!(
+        heard[&ask].last().unwrap()["result"]["content"][0]["text"],
+        "Hello, Ada!"
+    );
+    // No state is told twice, and nothing follows a task's end.
+    for (id, states) in &heard {
+        for pair in states.windows(2) {
+            assert_ne!(pair[0], pair[1], "{id}: the same state twice");
+        }
+        let ends = states
+            .iter()
+            .filter(|s| {
+                ["completed", "failed", "cancelled"].contains(&s["status"].as_str().unwrap())
+            })
+            .count();
+        assert_eq!(ends, 1, "{id}: {states:?}");
+    }
+    io.close().await;
+}
+
+#[tokio::test]
+async fn a_listener_that_did_not_declare_tasks_cannot_ask_for_task_notifications() {
+    let mut io = Stdio::serve(task_server());
+    let task = start_modern_task(&mut io, 1, "slow", json!({"ms": 50})).await;
+    let refused = io
+        .request(
+            2,
+            "subscriptions/listen",
+            modern(
+                json!({"notifications": {"taskIds": [task]}}),
+                json!({"elicitation": {}}),
+            ),
+        )
+        .await;
+    assert_eq!(code(&refused), -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
+        json!({})
+    );
+    io.close().await;
+}

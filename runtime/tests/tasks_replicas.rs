@@ -4,7 +4,8 @@
 //! completes there with its result; the bound on tasks per client counts the tasks kept
 //! by every replica. A `tasks/cancel` or `tasks/update` served by the replica that does
 //! not run the task's handler reaches the handler (through the replicas' channel): it
-//! sees the cancellation, or gets its answers and completes.
+//! sees the cancellation, or gets its answers and completes. A `subscriptions/listen`
+//! stream on the replica that does not run a task hears the task change.
 //!
 //! Needs `redis-server` on the PATH (see tests/replicas.rs).
 
@@ -268,4 +269,58 @@ async fn a_2025_11_25_cancel_through_another_replica_stops_the_handler() {
     let get = request(3, "tasks/get", json!({"taskId": task}));
     let got = a.post(&headers, &get).await.json();
     assert_eq!(got["result"]["status"], "cancelled", "{got}");
+}
+
+#[tokio::test]
+async fn a_listener_on_another_replica_hears_the_task_change() {
+    let redis = Redis::start();
+    let replicas = two_replicas(&redis).await;
+    let (a, b) = (&replicas[0], &replicas[1]);
+
+    let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let params = json!({"name": "ask", "arguments": {}, "_meta": modern_meta(caps.clone())});
+    let created = a.post_modern(1, "tools/call", params).await.json();
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    poll_until(b, 100, &task, "input_required").await;
+
+    // B does not run the task: it hears of it through the shared store.
+    let headers = [
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let listen = json!({"notifications": {"taskIds": [task]}, "_meta": modern_meta(caps)});
+    let mut stream = b
+        .post_stream(&headers, &request(2, "subscriptions/listen", listen))
+        .await;
+    let (_, ack) = stream.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([task]));
+    let (_, opened) = stream.next_message().await;
+    assert_eq!(opened["method"], "notifications/tasks", "{opened}");
+    assert_eq!(opened["params"]["status"], "input_required", "{opened}");
+    let key = opened["params"]["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next().cloned())
+        .unwrap_or_else(|| panic!("no inputRequests: {opened}"));
+
+    // Answered through A, where the handler runs: the task ends there, and B's listener
+    // hears it end.
+    let answers =
+        json!({"inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}});
+    let ack = task_request(a, 3, "tasks/update", &task, answers).await;
+    assert!(ack["result"].is_object(), "{ack}");
+    let done = loop {
+        let (_, note) = stream.next_message().await;
+        assert_eq!(note["method"], "notifications/tasks", "{note}");
+        if note["params"]["status"] == "completed" {
+            break note;
+        }
+    };
+    assert_eq!(
+        done["params"]["result"]["content"][0]["text"], "Hello, Ada!",
+        "{done}"
+    );
 }

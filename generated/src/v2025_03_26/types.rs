@@ -1635,7 +1635,7 @@ impl<'de> ::serde::Deserialize<'de> for InitializeResult {
         crate::support::deserialize(deserializer)
     }
 }
-///A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch.
+///A JSON-RPC batch request, as described in <https://www.jsonrpc.org/specification#batch>.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcBatchRequest(pub ::std::vec::Vec<JsonrpcBatchRequestItem>);
 impl ::std::ops::Deref for JsonrpcBatchRequest {
@@ -1730,7 +1730,7 @@ impl<'de> ::serde::Deserialize<'de> for JsonrpcBatchRequestItem {
         crate::support::deserialize(deserializer)
     }
 }
-///A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification#batch.
+///A JSON-RPC batch response, as described in <https://www.jsonrpc.org/specification#batch>.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonrpcBatchResponse(pub ::std::vec::Vec<JsonrpcBatchResponseItem>);
 impl ::std::ops::Deref for JsonrpcBatchResponse {

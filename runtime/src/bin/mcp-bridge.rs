@@ -42,11 +42,11 @@
 //! each other and for the calls in flight (a downstream client that calls the bridge
 //! again from inside its own sampling handler waits until the first call is over).
 //!
-//! A 2026-07-28 client answers an ask by retrying its call: the bridge keeps the
-//! upstream tool call running between the rounds and hands the retry's answer to the
-//! waiting ask (`mcp_bridge/kept.rs`), so the upstream tool runs once, however many
-//! rounds it takes; a client that does not retry within five minutes fails the ask
-//! upstream. Resource reads and prompts that ask are still run again per round.
+//! A 2026-07-28 client answers an ask by retrying its request: the bridge keeps the
+//! upstream request (tool call, resource read, prompt) running between the rounds and
+//! hands the retry's answer to the waiting ask (`mcp_bridge/kept.rs`), so it runs upstream
+//! once, however many rounds it takes; a client that does not retry within five minutes
+//! fails the ask upstream.
 //! Upstream log messages go to the bridge's stderr.
 
 #[path = "mcp_bridge/kept.rs"]
@@ -57,7 +57,7 @@ mod lists;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kept::KeptCalls;
+use kept::{Answer, KeptCalls, KeptRequest};
 use lists::{add_template, follow, Listed};
 
 use mcp_runtime::client::auth::{wait_for_redirect, ClientCredentials};
@@ -230,7 +230,8 @@ struct Link {
     /// only calls of clients that cannot be asked run, an upstream request is refused
     /// (sampling, elicitation) or answered from the last reported roots.
     serial: Option<Arc<tokio::sync::RwLock<()>>>,
-    /// 2026-07-28 tool calls kept running across `input_required` rounds.
+    /// 2026-07-28 tool calls, resource reads and prompts kept running across
+    /// `input_required` rounds.
     kept: KeptCalls,
 }
 
@@ -288,6 +289,18 @@ enum Turn<'a> {
     Any,
 }
 
+/// Whether the upstream request `ctx` serves is kept across the client's
+/// `input_required` rounds (`kept.rs`): a 2026-07-28 client that can be asked.
+fn keeps(ctx: &Context) -> bool {
+    ctx.version().era() == Era::Modern && askable(ctx)
+}
+
+/// An upstream answer of another kind than the request (cannot happen: `kept.rs` answers
+/// each request with its own kind).
+fn mismatched() -> RpcError {
+    RpcError::internal("mcp-bridge: the upstream answer is not of the request's kind")
+}
+
 /// What a forwarded tool call returns.
 type ToolAnswer = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<mcp_runtime::model::ToolResult, ToolError>> + Send>,
@@ -303,11 +316,17 @@ fn tool_handler(
         let link = link.clone();
         let name = name.clone();
         Box::pin(async move {
-            if ctx.version().era() == Era::Modern && askable(&ctx) {
-                return link
+            if keeps(&ctx) {
+                let request = KeptRequest::CallTool { name, args };
+                return match link
                     .kept
-                    .call(&link.client, link.serial.as_ref(), &name, args, &ctx)
-                    .await;
+                    .run(&link.client, link.serial.as_ref(), request, &ctx)
+                    .await
+                {
+                    Ok(Answer::Tool(result)) => Ok(result),
+                    Ok(_) => Err(ToolError::protocol(mismatched())),
+                    Err(e) => Err(ToolError::protocol(e)),
+                };
             }
             let client = &link.client;
             forward(&link, &ctx, |options| {
@@ -328,10 +347,22 @@ type ReadAnswer = std::pin::Pin<
     >,
 >;
 
+/// A resource read, forwarded; kept across a 2026-07-28 client's rounds as a tool call is.
 fn resource_handler(link: Link) -> impl Fn(String, Context) -> ReadAnswer + Send + Sync + 'static {
     move |uri, ctx| {
         let link = link.clone();
         Box::pin(async move {
+            if keeps(&ctx) {
+                let request = KeptRequest::ReadResource { uri };
+                return match link
+                    .kept
+                    .run(&link.client, link.serial.as_ref(), request, &ctx)
+                    .await?
+                {
+                    Answer::Resource(contents) => Ok(contents),
+                    _ => Err(mismatched()),
+                };
+            }
             let c = &link.client;
             forward(&link, &ctx, |options| c.read_resource_with(&uri, options))
                 .await
@@ -357,6 +388,7 @@ type PromptAnswer = std::pin::Pin<
     >,
 >;
 
+/// A prompt, forwarded; kept across a 2026-07-28 client's rounds as a tool call is.
 fn prompt_handler(
     link: Link,
     name: String,
@@ -365,13 +397,27 @@ fn prompt_handler(
         let (link, name) = (link.clone(), name.clone());
         Box::pin(async move {
             let c = &link.client;
-            let args = args.into_iter().map(|(k, v)| {
-                let v = match v {
-                    Value::String(s) => s,
-                    other => other.to_string(),
+            let args: Vec<(String, String)> = args
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (k, v)
+                })
+                .collect();
+            if keeps(&ctx) {
+                let request = KeptRequest::GetPrompt { name, args };
+                return match link
+                    .kept
+                    .run(c, link.serial.as_ref(), request, &ctx)
+                    .await?
+                {
+                    Answer::Prompt(prompt) => Ok(prompt),
+                    _ => Err(mismatched()),
                 };
-                (k, v)
-            });
+            }
             forward(&link, &ctx, |options| {
                 c.get_prompt_with(&name, args, options)
             })

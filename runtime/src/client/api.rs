@@ -127,7 +127,8 @@ impl Client {
     /// started and the request sent once more on it. That is safe for every method: a
     /// server answers 404 before it looks at the request, so it never ran. A request
     /// whose session ends while it runs (its stream's resumption gets 404) is not sent
-    /// again, and fails.
+    /// again, and fails. A request made while the session is being renewed waits for the
+    /// new session.
     async fn send(
         &self,
         v: ProtocolVersion,
@@ -138,6 +139,11 @@ impl Client {
         let renewable = v.era() == Era::Legacy
             && self.core.link_kind() == LinkKind::StreamableHttp
             && method != McpMethod::Initialize.name();
+        if renewable && !self.core.link().has_session() {
+            // The server ended the session and another request is renewing it: wait for the
+            // new one rather than send this without a session id (the server's 400).
+            negotiate::renew_session(&self.core, v).await?;
+        }
         let again = renewable.then(|| params.clone());
         match self.core.request(v, method, params, options).await {
             Err(e) if e.kind() == ClientErrorKind::SessionExpired => match again {
@@ -412,7 +418,8 @@ impl Client {
     }
 
     /// Subscribes to a resource's updates (`resources/subscribe`, legacy sessions);
-    /// they arrive as [`Notification::ResourceUpdated`](super::Notification). In
+    /// they arrive as [`Notification::ResourceUpdated`](super::Notification). If the
+    /// server ends the session, the client subscribes again in the new one. In
     /// 2026-07-28, use [`Client::listen`].
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.subscription(McpMethod::Subscribe, uri).await
@@ -434,6 +441,8 @@ impl Client {
         let mut params = Map::new();
         params.insert("uri".into(), json!(uri));
         self.call(method, params, &RequestOptions::new()).await?;
+        self.core
+            .record_subscription(uri, method == McpMethod::Subscribe);
         Ok(())
     }
 

@@ -52,6 +52,9 @@ impl Config {
 pub(crate) struct State {
     pub(crate) server: Option<ServerInfo>,
     pub(crate) log_level: Option<LogLevel>,
+    /// The resources the caller subscribed to in this legacy session (renewal subscribes
+    /// again: subscriptions are session state the server forgot with the session).
+    pub(crate) subscriptions: std::collections::BTreeSet<String>,
 }
 
 struct Waiting {
@@ -153,6 +156,27 @@ impl Core {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .log_level
+    }
+
+    /// Records a subscription the server accepted (`true`) or ended (`false`).
+    pub(crate) fn record_subscription(&self, uri: &str, subscribed: bool) {
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        if subscribed {
+            state.subscriptions.insert(uri.to_owned());
+        } else {
+            state.subscriptions.remove(uri);
+        }
+    }
+
+    /// The resources subscribed to, in URI order.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.state
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .subscriptions
+            .iter()
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notification> {

@@ -176,9 +176,10 @@ fn discovered(v: ProtocolVersion, result: &Value) -> ServerInfo {
 
 /// A new legacy session in place of one the server ended (HTTP 404), at the same
 /// revision `v`: `initialize` without a session id (the spec's MUST), the log level the
-/// caller set applied again, the GET stream reopened. Concurrent callers renew once. The
-/// server's other per-session state — resource subscriptions — is not restored: the
-/// caller subscribes again if it needs to.
+/// caller set applied again, the resources it subscribed to subscribed again, the GET
+/// stream reopened. Concurrent callers renew once. A subscription the new session refuses
+/// (the resource is gone) is dropped with a warning: the request that found the session
+/// ended is not failed for it.
 pub(crate) async fn renew_session(core: &Arc<Core>, v: ProtocolVersion) -> Result<(), ClientError> {
     let _renewing = core.renewing.lock().await;
     if core.link().has_session() {
@@ -197,6 +198,27 @@ pub(crate) async fn renew_session(core: &Arc<Core>, v: ProtocolVersion) -> Resul
             &RequestOptions::new(),
         )
         .await?;
+    }
+    for uri in core.subscriptions() {
+        let mut params = Map::new();
+        params.insert("uri".into(), json!(uri));
+        let subscribed = core
+            .request(
+                v,
+                McpMethod::Subscribe.name(),
+                params,
+                &RequestOptions::new(),
+            )
+            .await;
+        match subscribed {
+            Ok(_) => {}
+            Err(e) if e.kind() == ClientErrorKind::Rpc => {
+                tracing::warn!(%uri, "the new session refused the subscription, dropped: {e}");
+                core.record_subscription(&uri, false);
+            }
+            // The link failed: the renewal did, and the subscription is kept for the next.
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }

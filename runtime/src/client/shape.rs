@@ -25,50 +25,41 @@ fn not_in(v: ProtocolVersion, method: McpMethod) -> ClientError {
     ClientError::unsupported(format!("`{}` is not part of MCP {v}", method.name()))
 }
 
+/// `$value` projected through the type `<marker as $tr>::$assoc` of `$method`'s marker in
+/// revision `$v`: methods every revision defines, then methods that only the revisions with
+/// a feature flag define (elsewhere: "not part of MCP v"). Any other method returns
+/// `$value` as it is.
+macro_rules! project_by_method {
+    ($v:ident, $method:ident, $value:ident, $tr:ident :: $assoc:ident, $what:literal,
+     every: [$($every:ident),* $(,)?], only: [$($flag:ident $only:ident),* $(,)?]) => {
+        match $method {
+            $(McpMethod::$every => by_revision!($v, |m| project::<<m::methods::$every as $tr>::$assoc>(
+                concat!($what, stringify!($every)),
+                $value
+            )),)*
+            $(McpMethod::$only => by_revision!($v, where $flag, |m| project::<<m::methods::$only as $tr>::$assoc>(
+                concat!($what, stringify!($only)),
+                $value
+            ), else return Err(not_in($v, $method))),)*
+            _ => return Ok($value),
+        }
+    };
+}
+
 /// The params of a request the client sends, projected through revision `v`'s type.
 pub(crate) fn params(
     v: ProtocolVersion,
     method: McpMethod,
     params: Value,
 ) -> Result<Value, ClientError> {
-    macro_rules! every {
-        ($marker:ident) => {
-            by_revision!(v, |m| project::<<m::methods::$marker as Method>::Params>(
-                concat!("the params of ", stringify!($marker)),
-                params
-            ))
-        };
-    }
-    macro_rules! only {
-        ($flag:ident, $marker:ident) => {
-            by_revision!(v, where $flag, |m| project::<<m::methods::$marker as Method>::Params>(
-                concat!("the params of ", stringify!($marker)),
-                params
-            ), else return Err(not_in(v, method)))
-        };
-    }
     // Every revision lets a request's params carry `_meta` (its base `Request` type does),
     // but some params types do not name it: it is put back after projection.
     let meta = params.get("_meta").cloned();
-    let projected = match method {
-        McpMethod::ListTools => every!(ListTools),
-        McpMethod::CallTool => every!(CallTool),
-        McpMethod::ListResources => every!(ListResources),
-        McpMethod::ListResourceTemplates => every!(ListResourceTemplates),
-        McpMethod::ReadResource => every!(ReadResource),
-        McpMethod::ListPrompts => every!(ListPrompts),
-        McpMethod::GetPrompt => every!(GetPrompt),
-        McpMethod::Complete => every!(Complete),
-        McpMethod::Initialize => only!(legacy, Initialize),
-        McpMethod::Ping => only!(legacy, Ping),
-        McpMethod::SetLevel => only!(legacy, SetLevel),
-        McpMethod::Subscribe => only!(legacy, Subscribe),
-        McpMethod::Unsubscribe => only!(legacy, Unsubscribe),
-        McpMethod::Discover => only!(modern, Discover),
-        McpMethod::SubscriptionsListen => only!(modern, SubscriptionsListen),
-        // Anything else (a raw request) is sent as given.
-        _ => return Ok(params),
-    };
+    let projected = project_by_method!(v, method, params, Method::Params, "the params of ",
+        every: [ListTools, CallTool, ListResources, ListResourceTemplates, ReadResource,
+            ListPrompts, GetPrompt, Complete],
+        only: [legacy Initialize, legacy Ping, legacy SetLevel, legacy Subscribe,
+            legacy Unsubscribe, modern Discover, modern SubscriptionsListen]);
     let mut projected =
         projected.map_err(|e| ClientError::new(super::ClientErrorKind::Unsupported, e.message))?;
     if let (Some(meta), Value::Object(p)) = (meta, &mut projected) {
@@ -157,37 +148,11 @@ pub(crate) fn result(
     mut value: Value,
 ) -> Result<Value, ClientError> {
     fill_modern_defaults(v, method, &mut value);
-    macro_rules! every {
-        ($marker:ident) => {
-            by_revision!(v, |m| project::<<m::methods::$marker as Request>::Result>(
-                concat!("the result of ", stringify!($marker)),
-                value
-            ))
-        };
-    }
-    macro_rules! only {
-        ($flag:ident, $marker:ident) => {
-            by_revision!(v, where $flag, |m| project::<<m::methods::$marker as Request>::Result>(
-                concat!("the result of ", stringify!($marker)),
-                value
-            ), else return Err(not_in(v, method)))
-        };
-    }
-    let projected = match method {
-        McpMethod::ListTools => every!(ListTools),
-        McpMethod::CallTool => every!(CallTool),
-        McpMethod::ListResources => every!(ListResources),
-        McpMethod::ListResourceTemplates => every!(ListResourceTemplates),
-        McpMethod::ReadResource => every!(ReadResource),
-        McpMethod::ListPrompts => every!(ListPrompts),
-        McpMethod::GetPrompt => every!(GetPrompt),
-        McpMethod::Complete => every!(Complete),
-        McpMethod::Initialize => only!(legacy, Initialize),
-        McpMethod::Discover => only!(modern, Discover),
-        McpMethod::SubscriptionsListen => only!(modern, SubscriptionsListen),
-        // Empty results and raw requests: nothing to decode.
-        _ => return Ok(value),
-    };
+    // Empty results (ping, setLevel, subscribe…) and raw requests: nothing to decode.
+    let projected = project_by_method!(v, method, value, Request::Result, "the result of ",
+        every: [ListTools, CallTool, ListResources, ListResourceTemplates, ReadResource,
+            ListPrompts, GetPrompt, Complete],
+        only: [legacy Initialize, modern Discover, modern SubscriptionsListen]);
     projected.map_err(|e| {
         ClientError::invalid(format!(
             "the server's answer to {} is not valid in MCP {v}: {}",

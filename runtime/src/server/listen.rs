@@ -1,9 +1,12 @@
-//! `subscriptions/listen` (2026-07-28): a request that stays open and carries the change notifications its filter asks for.
+//! `subscriptions/listen` (2026-07-28): a request that stays open and carries the change
+//! notifications its filter asks for, and, with the tasks extension, `notifications/tasks`
+//! for the tasks it names.
 
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use super::router::check_params;
+use super::tasks::{declares_extension, extension_required, TaskWatch};
 use super::{Server, ServerEvent, SUBSCRIPTION_ID};
 use crate::cancel::{first, First};
 use crate::protocol::shape::{self, by_revision};
@@ -40,18 +43,23 @@ impl Server {
         if wants("resourcesListChanged") && self.declares("resources") {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
-        let uris: Vec<String> = filter
-            .get("resourceSubscriptions")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let uris = strings(&filter, "resourceSubscriptions");
         if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        // The tasks extension's `taskIds` (SEP-2663): only for a client that declared the
+        // extension (`-32021` otherwise, a MUST), only for tasks of its own.
+        let task_ids = strings(&filter, "taskIds");
+        let mut watch = None;
+        if !task_ids.is_empty() && self.offers_tasks() {
+            if !declares_extension(ctx.client_capabilities()) {
+                return Err(extension_required("subscriptions/listen with taskIds"));
+            }
+            let w = TaskWatch::new(self.tasks(), &task_ids, &ctx.task_owner()).await;
+            if !w.is_empty() {
+                honoured.insert("taskIds".into(), json!(w.ids()));
+                watch = Some(w);
+            }
         }
         // The spec names the listen request's own JSON-RPC id as the subscription id.
         let id = ctx.request_id().map_or(Value::Null, RequestId::to_value);
@@ -62,10 +70,30 @@ impl Server {
             json!({"_meta": tag, "notifications": honoured}),
         )
         .await;
+        let tasks = self.tasks();
         loop {
-            let event = match first(ctx.cancelled(), events.recv()).await {
+            // Registered before the tasks are read: a change meanwhile is not missed.
+            let task_changed = tasks.next_change();
+            if let Some(w) = &mut watch {
+                for params in w.changes(tasks, v, &tag).await {
+                    match params {
+                        Ok(params) => ctx.notify("notifications/tasks", params).await,
+                        Err(e) => tracing::warn!("a task status notification: {e}"),
+                    }
+                }
+            }
+            let watching = watch.as_ref().is_some_and(|w| !w.is_empty());
+            let woken = async {
+                if watching {
+                    task_changed.await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let event = match first(ctx.cancelled(), first(events.recv(), woken)).await {
                 First::A(()) => break,
-                First::B(e) => e,
+                First::B(First::A(e)) => e,
+                First::B(First::B(())) => continue,
             };
             let (method, params) = match event {
                 Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
@@ -99,4 +127,18 @@ impl Server {
             Value::Object(result)
         ), else Err(RpcError::method_not_found("subscriptions/listen")))
     }
+}
+
+/// The strings of the filter's array `key` (none if it is absent or not an array).
+fn strings(filter: &Value, key: &str) -> Vec<String> {
+    filter
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }

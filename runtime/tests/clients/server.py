@@ -3,8 +3,9 @@
 # and older), and one of the real servers the client is tested against (tests/client_interop.rs, every venv).
 # It offers what client.py / client.mjs ask for: tools test_simple_text, test_sampling (asks the client's model; 1.x),
 # test_elicitation (asks the user; mcp 1.10+), test_tool_with_progress; resource test://static-text; prompt
-# test_simple_prompt; and for the bridge's tests test_counted_asks (counts its runs, asks twice) and test_add_items
-# (changes every list at run time, mcp 1.x).
+# test_simple_prompt; and for the bridge's tests test_counted_asks (counts its runs, asks twice), the template
+# test://counted/{item} and prompt test_counted_prompt (the same, mcp 1.1x+) and test_add_items (changes every list at
+# run time, mcp 1.x).
 # Usage: <venv>/bin/python server.py [--http PORT]      (stdio, or Streamable HTTP at http://127.0.0.1:PORT/mcp)
 import json
 import sys
@@ -118,6 +119,46 @@ def static_text() -> str:
 def test_simple_prompt() -> str:
     """A simple prompt"""
     return "This is a simple prompt for testing."
+
+
+# A resource template and a prompt that count their runs and ask the client's model, as test_counted_asks does (the
+# bridge must not read or get them upstream again for each input_required round). FastMCP hands templates and
+# prompts a Context from mcp 1.1x on; older SDKs lack them.
+try:
+    from mcp.server.fastmcp.utilities.context_injection import find_context_parameter  # noqa: F401
+
+    CONTEXT_IN_TEMPLATES = True
+except ModuleNotFoundError:
+    CONTEXT_IN_TEMPLATES = False
+
+
+async def ask_twice(ctx: Context, who: str) -> str:
+    answers = []
+    for question in (f"First {who} question?", f"Second {who} question?"):
+        result = await ctx.session.create_message(
+            messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))],
+            max_tokens=100,
+            related_request_id=ctx.request_id,
+        )
+        answers.append(result.content.text if result.content.type == "text" else "")
+    return " | ".join(answers)
+
+
+if CONTEXT_IN_TEMPLATES:
+
+    @mcp.resource("test://counted/{item}", mime_type="text/plain")
+    async def counted_resource(item: str, ctx: Context) -> str:
+        """Counts its reads, then asks the client's model twice"""
+        RUNS["resource"] = RUNS.get("resource", 0) + 1
+        run = RUNS["resource"]
+        return f"read {run} of {item}: {await ask_twice(ctx, 'resource')}"
+
+    @mcp.prompt()
+    async def test_counted_prompt(ctx: Context) -> str:
+        """Counts its runs, then asks the client's model twice"""
+        RUNS["prompt"] = RUNS.get("prompt", 0) + 1
+        run = RUNS["prompt"]
+        return f"prompt {run}: {await ask_twice(ctx, 'prompt')}"
 
 
 if __name__ == "__main__":

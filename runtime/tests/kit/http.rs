@@ -401,26 +401,43 @@ impl Events {
         }
     }
 
-    /// The next event, which must carry a message (its id and the message).
+    /// The next event that carries a message (its id and the message); SSE polling's
+    /// priming and retry-only events are skipped, any other event must be a message.
     pub async fn next_message(&mut self) -> (Option<String>, Value) {
-        let event = self
-            .next()
-            .await
-            .expect("a message event; the stream ended");
+        let event = loop {
+            let event = self
+                .next()
+                .await
+                .expect("a message event; the stream ended");
+            if !carries_no_message(&event) {
+                break event;
+            }
+        };
         assert_eq!(event.kind, "message", "{:?}", event.raw);
         let message = event.message().unwrap_or_else(|e| panic!("{e}"));
         (event.id, message)
     }
 
-    /// The messages of every event until the stream ends.
+    /// The messages of every event until the stream ends (polling's priming and
+    /// retry-only events skipped).
     pub async fn rest(&mut self) -> Vec<Value> {
         let mut messages = Vec::new();
         while let Some(event) = self.next().await {
+            if carries_no_message(&event) {
+                continue;
+            }
             assert_eq!(event.kind, "message", "{:?}", event.raw);
             messages.push(event.message().unwrap_or_else(|e| panic!("{e}")));
         }
         messages
     }
+}
+
+/// Whether an event is one of SSE polling's (2025-11-25) that carry no message: the priming
+/// event (an id, empty data) or a bare `retry:` before the server closes the connection.
+/// Tests that check those read them with [`Events::next`].
+fn carries_no_message(event: &SseEvent) -> bool {
+    event.is_priming() || event.is_retry_only()
 }
 
 /// Posts to an HTTP+SSE connection's endpoint; cheap to clone into a task.

@@ -29,15 +29,15 @@ impl Redis {
         );
         let port = {
             // A port that was free a moment ago (redis-server cannot take port 0).
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+            l.local_addr().expect("its address").port()
         };
         Redis::on_port(port)
     }
 
     /// Starts one on `port`.
     pub fn on_port(port: u16) -> Redis {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a directory for redis-server");
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])

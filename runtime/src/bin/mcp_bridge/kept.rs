@@ -1,24 +1,50 @@
-//! `mcp-bridge` for 2026-07-28 clients: an upstream tool call that asks (sampling,
-//! elicitation, roots) keeps running while the downstream client answers the ask as an
-//! `input_required` round, and the client's retry answers the upstream call's waiting ask,
-//! instead of running the upstream tool again for each round.
+//! `mcp-bridge` for 2026-07-28 clients: an upstream request that asks (sampling,
+//! elicitation, roots) — a tool call, a resource read, a prompt — keeps running while the
+//! downstream client answers the ask as an `input_required` round, and the client's retry
+//! answers the upstream request's waiting ask, instead of running it upstream again for
+//! each round.
 //!
 //! The retry is matched to its upstream call by the key the ask was sent under:
 //! `bridge-<token>-<n>`, a random token per upstream call and the ask's number. The
 //! runtime returns that key among the retry's answers ([`Context::answered_keys`]); the
 //! answer is checked against the ask by the runtime, and the `requestState` binds it to the
-//! tool, its arguments and the caller, as for any handler. A call whose client does not
-//! retry within [`KEPT_FOR`] is given up: its ask fails upstream.
+//! request (tool and arguments, resource URI, prompt and arguments) and the caller, as for
+//! any handler. A request whose client does not retry within [`KEPT_FOR`] is given up: its
+//! ask fails upstream.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use mcp_runtime::client::{Client, ClientError, ClientHandlers, Progress, RequestOptions};
-use mcp_runtime::model::{Elicitation, Root, SampledMessage, ToolResult};
-use mcp_runtime::{Ask, AskErrorKind, Context, RpcError, ToolError};
+use mcp_runtime::model::{
+    Elicitation, PromptResult, ResourceContents, Root, SampledMessage, ToolResult,
+};
+use mcp_runtime::{Ask, AskErrorKind, Context, RpcError};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot, RwLock};
+
+/// An upstream request that may ask, kept across a 2026-07-28 client's rounds.
+pub(crate) enum KeptRequest {
+    CallTool {
+        name: String,
+        args: Map<String, Value>,
+    },
+    ReadResource {
+        uri: String,
+    },
+    GetPrompt {
+        name: String,
+        args: Vec<(String, String)>,
+    },
+}
+
+/// What the upstream server answered to a [`KeptRequest`], of the same kind.
+pub(crate) enum Answer {
+    Tool(ToolResult),
+    Resource(Vec<ResourceContents>),
+    Prompt(PromptResult),
+}
 
 /// How long an upstream call waits for the downstream client's retry.
 const KEPT_FOR: Duration = Duration::from_secs(300);
@@ -31,7 +57,7 @@ enum Upcall {
         reply: oneshot::Sender<Result<Value, RpcError>>,
     },
     Progress(Progress),
-    Done(Result<ToolResult, ClientError>),
+    Done(Result<Answer, ClientError>),
 }
 
 /// An upstream call waiting for the answer to its ask.
@@ -64,26 +90,25 @@ fn parse_key(key: &str) -> Option<(&str, usize)> {
     Some((token, n.parse().ok()?))
 }
 
-fn new_token() -> Result<String, ToolError> {
+fn new_token() -> Result<String, RpcError> {
     let mut bytes = [0u8; 16];
     getrandom::getrandom(&mut bytes)
-        .map_err(|e| ToolError::protocol(RpcError::internal(format!("no random source: {e}"))))?;
+        .map_err(|e| RpcError::internal(format!("no random source: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl KeptCalls {
-    /// Calls tool `name` upstream for a 2026-07-28 client, or continues the call a retry
-    /// of `ctx` answers. `serial`: asking calls run one at a time upstream (a link that
-    /// does not relate the server's requests to calls); the turn is the upstream call's,
-    /// across rounds.
-    pub(crate) async fn call(
+    /// Sends `request` upstream for a 2026-07-28 client, or continues the upstream request
+    /// a retry of `ctx` answers. `serial`: asking requests run one at a time upstream (a
+    /// link that does not relate the server's requests to calls); the turn is the upstream
+    /// request's, across rounds.
+    pub(crate) async fn run(
         &self,
         client: &Client,
         serial: Option<&Arc<RwLock<()>>>,
-        name: &str,
-        args: Map<String, Value>,
+        request: KeptRequest,
         ctx: &Context,
-    ) -> Result<ToolResult, ToolError> {
+    ) -> Result<Answer, RpcError> {
         let resumed = {
             let mut kept = lock(&self.0);
             ctx.answered_keys().iter().find_map(|key| {
@@ -114,7 +139,7 @@ impl KeptCalls {
                 }
                 (token, waiting.upcalls, waiting.asked)
             }
-            None => (new_token()?, self.start(client, serial, name, args), 0),
+            None => (new_token()?, self.start(client, serial, request), 0),
         };
         loop {
             match upcalls.recv().await {
@@ -123,7 +148,7 @@ impl KeptCalls {
                         .await;
                 }
                 Some(Upcall::Done(result)) => {
-                    return result.map_err(|e| ToolError::protocol(rpc(&e)));
+                    return result.map_err(|e| rpc(&e));
                 }
                 Some(Upcall::Ask { ask, reply }) => {
                     asked += 1;
@@ -153,9 +178,9 @@ impl KeptCalls {
                     }
                 }
                 None => {
-                    return Err(ToolError::protocol(RpcError::internal(
-                        "mcp-bridge: the upstream call ended without an answer",
-                    )))
+                    return Err(RpcError::internal(
+                        "mcp-bridge: the upstream request ended without an answer",
+                    ))
                 }
             }
         }
@@ -176,14 +201,13 @@ impl KeptCalls {
         });
     }
 
-    /// Starts the upstream call; what it asks and reports comes on the returned channel,
-    /// then its result.
+    /// Starts the upstream request; what it asks and reports comes on the returned
+    /// channel, then its answer.
     fn start(
         &self,
         client: &Client,
         serial: Option<&Arc<RwLock<()>>>,
-        name: &str,
-        args: Map<String, Value>,
+        request: KeptRequest,
     ) -> mpsc::UnboundedReceiver<Upcall> {
         let (tx, rx) = mpsc::unbounded_channel();
         let progress = tx.clone();
@@ -194,16 +218,27 @@ impl KeptCalls {
             })
             // The call may wait on the client's rounds; [`KEPT_FOR`] bounds each.
             .timeout(Duration::ZERO);
-        let (client, name, serial) = (client.clone(), name.to_owned(), serial.cloned());
+        let (client, serial) = (client.clone(), serial.cloned());
         tokio::spawn(async move {
             let _turn = match serial {
                 Some(lock) => Some(lock.write_owned().await),
                 None => None,
             };
-            let result = client
-                .call_tool_with(&name, Value::Object(args), options)
-                .await;
-            let _ = tx.send(Upcall::Done(result));
+            let answer = match request {
+                KeptRequest::CallTool { name, args } => client
+                    .call_tool_with(&name, Value::Object(args), options)
+                    .await
+                    .map(Answer::Tool),
+                KeptRequest::ReadResource { uri } => client
+                    .read_resource_with(&uri, options)
+                    .await
+                    .map(Answer::Resource),
+                KeptRequest::GetPrompt { name, args } => client
+                    .get_prompt_with(&name, args, options)
+                    .await
+                    .map(Answer::Prompt),
+            };
+            let _ = tx.send(Upcall::Done(answer));
         });
         rx
     }

@@ -5,9 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac_sha256::{Hash, HMAC};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::ask::Ask;
 use super::error::{AskError, AskErrorKind};
@@ -43,8 +42,8 @@ pub(crate) struct Round {
 /// with `current`, then `previous` (a key being rotated out). Replicas that share them
 /// accept each other's states. The default is one random key per process.
 pub(crate) struct StateKeys {
-    current: Hmac<Sha256>,
-    previous: Option<Hmac<Sha256>>,
+    current: HMAC,
+    previous: Option<HMAC>,
 }
 
 impl std::fmt::Debug for StateKeys {
@@ -60,8 +59,8 @@ impl StateKeys {
     /// Keys from the given secrets (any length; HMAC hashes long ones).
     pub(crate) fn new(current: &[u8], previous: Option<&[u8]>) -> StateKeys {
         StateKeys {
-            current: mac_with(current),
-            previous: previous.map(mac_with),
+            current: HMAC::new(current),
+            previous: previous.map(HMAC::new),
         }
     }
 
@@ -230,7 +229,7 @@ fn secret() -> &'static [u8; 32] {
 fn binding(method: &str, principal: &str, target: &Value, arguments: &Value) -> String {
     // Canonical (sorted keys): a client that re-serializes equal arguments in another key
     // order is still the same request.
-    let digest = Sha256::digest(
+    let digest = Hash::hash(
         format!(
             "{method}\u{0}{principal}\u{0}{}\u{0}{}",
             canonical(target),
@@ -280,22 +279,12 @@ fn hex_lower(bytes: &[u8]) -> String {
     out
 }
 
-fn mac_with(key: &[u8]) -> Hmac<Sha256> {
-    // HMAC accepts keys of any length.
-    #[allow(clippy::expect_used)]
-    <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length")
-}
-
 fn sign_state(keys: &StateKeys, binding: &str, answers: &BTreeMap<String, Value>) -> String {
     let payload = json!({"b": binding, "r": answers}).to_string();
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut m = keys.current.clone();
     m.update(payload.as_bytes());
-    format!(
-        "{}.{}",
-        engine.encode(payload),
-        engine.encode(m.finalize().into_bytes())
-    )
+    format!("{}.{}", engine.encode(payload), engine.encode(m.finalize()))
 }
 
 fn verify_state(
@@ -308,10 +297,13 @@ fn verify_state(
     let (payload, tag) = state.split_once('.').ok_or_else(bad)?;
     let payload = engine.decode(payload).map_err(|_| bad())?;
     let tag = engine.decode(tag).map_err(|_| bad())?;
-    let verifies = |key: &Hmac<Sha256>| {
+    // A tag of any other length than SHA-256's cannot verify.
+    let tag: [u8; 32] = tag.as_slice().try_into().map_err(|_| bad())?;
+    let verifies = |key: &HMAC| {
         let mut m = key.clone();
         m.update(&payload);
-        m.verify_slice(&tag).is_ok()
+        // Compares the tags in constant time.
+        m.finalize_verify(&tag)
     };
     if !verifies(&keys.current) && !keys.previous.as_ref().is_some_and(verifies) {
         return Err(bad());
@@ -358,5 +350,82 @@ mod tests {
         let d = StateKeys::process_default();
         assert!(round_trip(&d, &StateKeys::process_default()).is_ok());
         assert!(round_trip(&d, &a).is_err());
+    }
+
+    /// The MAC that `StateKeys` computes, as `sign_state` and `verify_state` use it.
+    fn mac(keys: &StateKeys, data: &[u8]) -> String {
+        let mut m = keys.current.clone();
+        m.update(data);
+        hex_lower(&m.finalize())
+    }
+
+    #[test]
+    fn the_state_mac_is_hmac_sha256_by_the_rfc_4231_vectors() {
+        // RFC 4231 §4.2–4.8, HMAC-SHA-256 (test case 5 is truncated to 128 bits there).
+        let long_key = [0xaa; 131];
+        let cases: [(&[u8], &[u8], &str); 7] = [
+            (&[0x0b; 20], b"Hi There",
+             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+            (b"Jefe", b"what do ya want for nothing?",
+             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+            (&[0xaa; 20], &[0xdd; 50],
+             "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"),
+            (&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+             &[0xcd; 50],
+             "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"),
+            (&[0x0c; 20], b"Test With Truncation", "a3b6167473100ee06e0c796c2955552b"),
+            (&long_key, b"Test Using Larger Than Block-Size Key - Hash Key First",
+             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+            (&long_key,
+             b"This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.",
+             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+        ];
+        for (key, data, expected) in cases {
+            let got = mac(&StateKeys::new(key, None), data);
+            assert!(got.starts_with(expected), "key {key:02x?}: {got}");
+        }
+    }
+
+    #[test]
+    fn states_and_bindings_are_byte_identical_to_those_signed_before() {
+        // Computed independently (Python's hmac and hashlib): a state signed by an earlier
+        // build (hmac + sha2) or by another replica version still verifies, and vice versa.
+        let keys = StateKeys::new(b"key one, shared by the replicas", None);
+        let answers = BTreeMap::from([("input-1".to_owned(), json!({"action": "accept"}))]);
+        let state = "eyJiIjoiZGlnZXN0IiwiciI6eyJpbnB1dC0xIjp7ImFjdGlvbiI6ImFjY2VwdCJ9fX0\
+                     .hx2TE_XN4yaXOjm0rbQN9dWgX5dgr7NurtHazw3Su8A";
+        assert_eq!(sign_state(&keys, "digest", &answers), state);
+        assert_eq!(verify_state(&keys, state, "digest").ok(), Some(answers));
+        assert_eq!(
+            binding(
+                "tools/call",
+                "alice",
+                &json!("add"),
+                &json!({"b": [1, {"y": true, "x": null}], "a": 2})
+            ),
+            "abfa3d3f5a680dffb20a31a9c605e1a8b275071fdf71871263bbc9d12357cab0"
+        );
+    }
+
+    #[test]
+    fn a_tag_altered_or_of_another_length_does_not_verify() {
+        let keys = StateKeys::new(b"key", None);
+        let state = sign_state(&keys, "digest", &BTreeMap::new());
+        let (payload, tag) = state.split_once('.').unwrap_or_default();
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut bytes = engine.decode(tag).unwrap_or_default();
+        assert_eq!(bytes.len(), 32);
+        for altered in [
+            bytes[..31].to_vec(),
+            [bytes.as_slice(), &[0]].concat(),
+            Vec::new(),
+            {
+                bytes[0] ^= 1;
+                bytes.clone()
+            },
+        ] {
+            let forged = format!("{payload}.{}", engine.encode(&altered));
+            assert!(verify_state(&keys, &forged, "digest").is_err(), "{forged}");
+        }
     }
 }

@@ -82,3 +82,28 @@ pub fn cancel_task(v: ProtocolVersion, server: &Implementation) -> Result<Encode
     let left = stamp(v, &mut result, server, None);
     project_stamped::<ext::CancelTaskResult>("a task cancellation", Value::Object(result), left, 0)
 }
+
+/// The params of `notifications/tasks` (sent on a `subscriptions/listen` stream): the
+/// detailed task of its status, as `tasks/get` would answer it, with the stream's `_meta`
+/// (`task` holds both); the status selects the generated variant.
+pub fn task_status_params(v: ProtocolVersion, task: Map<String, Value>) -> Result<Value, RpcError> {
+    extended(v)?;
+    let what = "a task status notification";
+    let mut typed = match ext::TaskStatusNotificationParams::from_value(Value::Object(task)) {
+        Ok(typed) => typed,
+        Err(e) => return Err(shaping_error(what, &e)),
+    };
+    // An outgoing message carries only what the extension defines.
+    match &mut typed {
+        ext::TaskStatusNotificationParams::WorkingTask(t) => t.extra.clear(),
+        ext::TaskStatusNotificationParams::InputRequiredTask(t) => t.extra.clear(),
+        ext::TaskStatusNotificationParams::CompletedTask(t) => t.extra.clear(),
+        ext::TaskStatusNotificationParams::FailedTask(t) => t.extra.clear(),
+        ext::TaskStatusNotificationParams::CancelledTask(t) => t.extra.clear(),
+    }
+    let json = match crate::wire::encode::to_vec(&typed) {
+        Ok(json) => json,
+        Err(e) => return Err(shaping_error(what, &e)),
+    };
+    serde_json::from_slice(&json).map_err(|e| shaping_error(what, &e))
+}

@@ -10,6 +10,7 @@ mod link;
 pub(crate) mod methods;
 mod relay;
 mod store;
+mod watch;
 mod wire_shape;
 
 use std::collections::HashMap;
@@ -31,6 +32,7 @@ pub(crate) use relay::{TaskRelay, TaskSignal};
 #[cfg(feature = "redis")]
 pub(crate) use store::now_ms;
 pub use store::{MemoryTaskStore, TaskChange, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
+pub(crate) use watch::TaskWatch;
 
 /// The 2026-07-28 extension's identifier, in capabilities (`extensions`).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -89,6 +91,9 @@ pub(crate) struct Tasks {
     minted: AtomicU64,
     /// Reaches the handler of a task another replica runs (see [`TaskSignal`]).
     relay: std::sync::RwLock<Option<TaskRelay>>,
+    /// Wakes `subscriptions/listen` streams watching tasks when one of this process's
+    /// tasks changed (see [`TaskWatch`]).
+    changed: Notify,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -118,6 +123,7 @@ impl Tasks {
             live: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
             relay: std::sync::RwLock::new(None),
+            changed: Notify::new(),
         }
     }
 
@@ -248,6 +254,7 @@ impl Tasks {
             .await
             .ok()
             .flatten()?;
+        self.changed.notify_waiters();
         let old = *lock(&before);
         let (status_to, ended) = {
             let mut live = lock(&self.live);

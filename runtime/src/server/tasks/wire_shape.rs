@@ -60,39 +60,57 @@ pub(super) fn get_result(
     r: &TaskRecord,
 ) -> Result<Encoded, RpcError> {
     if v.era() == crate::Era::Modern {
-        let mut task = task_fields(r, true);
-        match r.status {
-            TaskStatus::Completed => {
-                let mut result = r.result.clone().unwrap_or_else(|| json!({}));
-                // The task id is the answer's own: a result carries no `related-task`.
-                if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-                    meta.remove(RELATED_TASK);
-                }
-                task.insert("result".into(), result);
-            }
-            TaskStatus::Failed => {
-                task.insert(
-                    "error".into(),
-                    r.error
-                        .clone()
-                        .unwrap_or_else(|| RpcError::internal("the task failed").to_value()),
-                );
-            }
-            TaskStatus::InputRequired => {
-                task.insert(
-                    "inputRequests".into(),
-                    Value::Object(r.input_requests.clone()),
-                );
-            }
-            TaskStatus::Working | TaskStatus::Cancelled => {}
-        }
-        return tasks_extension::get_task(v, info, task);
+        return tasks_extension::get_task(v, info, detailed_task(r));
     }
     let task = Value::Object(task_fields(r, false));
     by_revision!(v, where tasks, |m| project_open::<m::GetTaskResult>(
         "a task",
         task
     ), else Err(no_tasks(v)))
+}
+
+/// 2026-07-28's detailed task: the `Task` fields with the result, error or
+/// `inputRequests` of its status inlined (`tasks/get`, `notifications/tasks`).
+fn detailed_task(r: &TaskRecord) -> Map<String, Value> {
+    let mut task = task_fields(r, true);
+    match r.status {
+        TaskStatus::Completed => {
+            let mut result = r.result.clone().unwrap_or_else(|| json!({}));
+            // The task id is the answer's own: a result carries no `related-task`.
+            if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+                meta.remove(RELATED_TASK);
+            }
+            task.insert("result".into(), result);
+        }
+        TaskStatus::Failed => {
+            task.insert(
+                "error".into(),
+                r.error
+                    .clone()
+                    .unwrap_or_else(|| RpcError::internal("the task failed").to_value()),
+            );
+        }
+        TaskStatus::InputRequired => {
+            task.insert(
+                "inputRequests".into(),
+                Value::Object(r.input_requests.clone()),
+            );
+        }
+        TaskStatus::Working | TaskStatus::Cancelled => {}
+    }
+    task
+}
+
+/// 2026-07-28 `notifications/tasks` params for a record, tagged with a
+/// `subscriptions/listen` stream's `_meta`.
+pub(super) fn listen_notification(
+    v: ProtocolVersion,
+    r: &TaskRecord,
+    meta: Value,
+) -> Result<Value, RpcError> {
+    let mut task = detailed_task(r);
+    task.insert("_meta".into(), meta);
+    tasks_extension::task_status_params(v, task)
 }
 
 /// 2025-11-25 `tasks/cancel`: the task, now cancelled.
