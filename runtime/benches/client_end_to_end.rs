@@ -121,7 +121,11 @@ impl NullClient {
                     .skip(at + 5)
                     .take_while(|b| b.is_ascii_digit())
                     .fold(0u64, |n, b| n * 10 + u64::from(b - b'0'));
-                let waiter = reader.waiting.lock().unwrap().remove(&id);
+                let waiter = reader
+                    .waiting
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&id);
                 if let Some(waiter) = waiter {
                     let _ = waiter.send(());
                 }
@@ -134,7 +138,10 @@ impl NullClient {
         use tokio::io::AsyncWriteExt;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.waiting.lock().unwrap().insert(id, tx);
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, tx);
         let mut line = Vec::with_capacity(self.before.len() + self.after.len() + 21);
         line.extend_from_slice(&self.before);
         line.extend_from_slice(id.to_string().as_bytes());
