@@ -159,9 +159,23 @@ pub fn ranked(value: &Value, shapes: &[Shape]) -> Vec<usize> {
     fitting
 }
 
-/// Decodes a member from a copy of the value (a later member may still need it).
-pub fn member_ref<T: FromValue>(value: &Value) -> Result<T, DispatchError> {
-    T::from_value(value.clone())
+/// The value a best-match candidate decodes: a copy while a later candidate may still
+/// need it, the value itself for the last (`last`), so that the usual case — one fitting
+/// member — copies nothing (a resource's contents, a tool's result). Taken only once: after
+/// the last candidate no other is tried.
+pub fn candidate(value: &mut Option<Value>, last: bool) -> Value {
+    let taken = if last { value.take() } else { value.clone() };
+    taken.unwrap_or(Value::Null)
+}
+
+/// The error of a best-match decode that found no member: the first candidate's own
+/// error, or, when no candidate was tried (the value is then still there), that the value
+/// is not an object of any member.
+pub fn first_error(error: Option<DispatchError>, value: Option<Value>) -> DispatchError {
+    match error {
+        Some(e) => e,
+        None => not_an_object(value.as_ref().unwrap_or(&Value::Null)),
+    }
 }
 
 /// A type decoded from an owned `serde_json::Value` by a plain function: every generated

@@ -540,16 +540,28 @@ fn enum_impls(
             });
         }
         if de {
-            // As serde's untagged enums: the first member that decodes, in order.
+            // As serde's untagged enums: the first member that decodes, in order. Each
+            // member but the last decodes a copy; the last takes the value itself.
+            let body = match idents.split_last() {
+                Some((last, earlier)) => quote! {
+                    #(
+                        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value.clone()) {
+                            return ::std::result::Result::Ok(Self::#earlier(inner));
+                        }
+                    )*
+                    if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
+                        return ::std::result::Result::Ok(Self::#last(inner));
+                    }
+                    ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                },
+                None => quote! {
+                    ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                },
+            };
             out.push(quote! {
                 impl crate::support::FromValue for #name {
                     fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
-                        #(
-                            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value.clone()) {
-                                return ::std::result::Result::Ok(Self::#idents(inner));
-                            }
-                        )*
-                        ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                        #body
                     }
                 }
             });

@@ -1231,11 +1231,16 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -1243,7 +1248,9 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -1261,9 +1268,7 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CallToolResultResponseResult {
@@ -3228,7 +3233,7 @@ impl crate::support::FromValue for CreateMessageResultContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -4096,11 +4101,16 @@ impl crate::support::FromValue for ElicitRequestParams {
                 consts: &[("mode", &["url"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::FormParams(m))
                         }
@@ -4108,7 +4118,9 @@ impl crate::support::FromValue for ElicitRequestParams {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::UrlParams(m))
                         }
@@ -4126,9 +4138,7 @@ impl crate::support::FromValue for ElicitRequestParams {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
@@ -4503,11 +4513,16 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -4515,7 +4530,9 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -4533,9 +4550,7 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -5147,11 +5162,16 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -5159,7 +5179,9 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -5177,9 +5199,7 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponseResult {
@@ -5913,11 +5933,16 @@ impl crate::support::FromValue for InputResponse {
                 consts: &[("action", &["accept", "cancel", "decline"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -5925,7 +5950,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -5933,7 +5960,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ElicitResult(m))
                         }
@@ -5951,9 +5980,7 @@ impl crate::support::FromValue for InputResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponse {
@@ -6691,11 +6718,16 @@ impl crate::support::FromValue for JsonrpcMessage {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Request(m))
                         }
@@ -6703,7 +6735,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Notification(m))
                         }
@@ -6711,7 +6745,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6719,7 +6755,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6737,9 +6775,7 @@ impl crate::support::FromValue for JsonrpcMessage {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
@@ -6801,11 +6837,16 @@ impl crate::support::FromValue for JsonrpcResponse {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6813,7 +6854,9 @@ impl crate::support::FromValue for JsonrpcResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6831,9 +6874,7 @@ impl crate::support::FromValue for JsonrpcResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
@@ -11704,11 +11745,16 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -11716,7 +11762,9 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -11734,9 +11782,7 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
@@ -11890,11 +11936,16 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -11902,7 +11953,9 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -11920,9 +11973,7 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponseResult {
@@ -13809,7 +13860,7 @@ impl crate::support::FromValue for SamplingMessageContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -14597,11 +14648,16 @@ impl crate::support::FromValue for ServerResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::DiscoverResult(m))
                         }
@@ -14609,7 +14665,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListResourcesResult(m))
                         }
@@ -14617,7 +14675,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::ListResourceTemplatesResult(m),
@@ -14627,7 +14687,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -14635,7 +14697,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListPromptsResult(m))
                         }
@@ -14643,7 +14707,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -14651,7 +14717,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListToolsResult(m))
                         }
@@ -14659,7 +14727,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -14667,7 +14737,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 8usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CompleteResult(m))
                         }
@@ -14675,7 +14747,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 9usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -14683,7 +14757,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 10usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -14691,7 +14767,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 11usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::SubscriptionsListenResult(m))
                         }
@@ -14709,9 +14787,7 @@ impl crate::support::FromValue for ServerResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerResult {

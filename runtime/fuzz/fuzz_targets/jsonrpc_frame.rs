@@ -31,7 +31,7 @@ fn encode(message: &Message) -> Outgoing {
         Message::Response { id, outcome } => match outcome {
             Ok(result) => {
                 let result = Encoded::of(result).expect("a Value always encodes");
-                wire::result_response(id, &result)
+                wire::result_response(id, result)
             }
             Err(error) => wire::error_response(Some(id), error),
         },

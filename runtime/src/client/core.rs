@@ -490,7 +490,7 @@ impl Core {
             lock(&core.serving).remove(&id);
             let message = match outcome {
                 Ok(result) => match wire::Encoded::of(&result) {
-                    Ok(encoded) => wire::result_response(&id, &encoded),
+                    Ok(encoded) => wire::result_response(&id, encoded),
                     Err(e) => wire::error_response(Some(&id), &RpcError::internal(e.to_string())),
                 },
                 Err(error) => wire::error_response(Some(&id), &error),

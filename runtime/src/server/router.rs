@@ -247,12 +247,13 @@ impl Server {
                         (p.name, p.arguments)
                     })
                 };
-                let (handler, support, deferred) = read_lock(&self.inner.tools)
+                let (handler, by_ref, support, deferred) = read_lock(&self.inner.tools)
                     .iter()
                     .find(|t| t.tool.name == name)
                     .map(|t| {
                         (
                             Arc::clone(&t.handler),
+                            t.by_ref.clone(),
                             t.tool.task_support,
                             t.tool.task_started_by_handler,
                         )
@@ -265,28 +266,46 @@ impl Server {
                 // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
                 // of what the handler consumes, unless the binding is known already (a
                 // retry's state was verified against it).
-                let kept_arguments = match &round {
-                    Asker::Modern(r) if !r.is_bound() => {
-                        Some(arguments.clone().map_or(Value::Null, Value::Object))
+                let keep = matches!(&round, Asker::Modern(r) if !r.is_bound());
+                let mut kept_arguments = None;
+                let result = match (mode, by_ref) {
+                    // A handler that reads the arguments in place is given them so, and
+                    // they are kept without a copy (absent ones read as `{}`, as below).
+                    (TaskMode::Direct, Some(by_ref)) if keep => {
+                        let sent = arguments.map_or(Value::Null, Value::Object);
+                        let empty = Value::Object(Map::new());
+                        let given = if sent.is_null() { &empty } else { &sent };
+                        let result = by_ref(given, ctx).await;
+                        kept_arguments = Some(sent);
+                        result
                     }
-                    _ => None,
-                };
-                let result = match mode {
-                    TaskMode::Direct => handler(arguments.unwrap_or_default(), ctx).await,
-                    mode => match self
-                        .run_task(
-                            v,
-                            mode,
-                            handler,
-                            arguments.unwrap_or_default(),
-                            ctx,
-                            task_param.as_ref(),
-                        )
-                        .await?
-                    {
-                        TaskRun::Created(answer) => return Ok(answer),
-                        TaskRun::Finished(result) => result,
-                    },
+                    (TaskMode::Direct, _) => {
+                        if keep {
+                            kept_arguments =
+                                Some(arguments.clone().map_or(Value::Null, Value::Object));
+                        }
+                        handler(arguments.unwrap_or_default(), ctx).await
+                    }
+                    (mode, _) => {
+                        if keep {
+                            kept_arguments =
+                                Some(arguments.clone().map_or(Value::Null, Value::Object));
+                        }
+                        match self
+                            .run_task(
+                                v,
+                                mode,
+                                handler,
+                                arguments.unwrap_or_default(),
+                                ctx,
+                                task_param.as_ref(),
+                            )
+                            .await?
+                        {
+                            TaskRun::Created(answer) => return Ok(answer),
+                            TaskRun::Finished(result) => result,
+                        }
+                    }
                 };
                 let arguments = kept_arguments.unwrap_or(Value::Null);
                 if let Some(answer) =

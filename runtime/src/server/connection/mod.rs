@@ -294,7 +294,7 @@ impl Connection {
                         // Answered at once: it was never in progress, so it takes no
                         // place among the requests in flight.
                         let answer = match outcome {
-                            Ok(result) => wire::result_response(&id, &result),
+                            Ok(result) => wire::result_response(&id, result),
                             Err(error) => wire::error_response(Some(&id), &error),
                         };
                         return Dispatched::Ready(answer);
@@ -346,7 +346,7 @@ impl Connection {
                     }
                     let outcome = outcome?;
                     Some(match outcome {
-                        Ok(Ok(Ok(result))) => wire::result_response(&id, &result),
+                        Ok(Ok(Ok(result))) => wire::result_response(&id, result),
                         Ok(Ok(Err(error))) => wire::error_response(Some(&id), &error),
                         Err(_elapsed) => {
                             // Dropping the handler's future cancels it; its asks end too.
