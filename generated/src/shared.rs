@@ -787,11 +787,16 @@ pub mod v2024_11_05__v2025_03_26 {
                     consts: &[],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::TextResourceContents(m))
                             }
@@ -801,7 +806,9 @@ pub mod v2024_11_05__v2025_03_26 {
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::BlobResourceContents(m))
                             }
@@ -821,9 +828,7 @@ pub mod v2024_11_05__v2025_03_26 {
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -2501,11 +2506,16 @@ or file that the server can operate on.*/
                     consts: &[],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::TextResourceContents(m))
                             }
@@ -2515,7 +2525,9 @@ or file that the server can operate on.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::BlobResourceContents(m))
                             }
@@ -2535,9 +2547,7 @@ or file that the server can operate on.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
@@ -8965,9 +8975,7 @@ the most important factor.*/
             ) {
                 return ::std::result::Result::Ok(Self::Integer(inner));
             }
-            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-                value.clone(),
-            ) {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
                 return ::std::result::Result::Ok(Self::String(inner));
             }
             ::std::result::Result::Err(crate::support::no_variant("ProgressToken"))
@@ -9116,9 +9124,7 @@ the most important factor.*/
             ) {
                 return ::std::result::Result::Ok(Self::Integer(inner));
             }
-            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-                value.clone(),
-            ) {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
                 return ::std::result::Result::Ok(Self::String(inner));
             }
             ::std::result::Result::Err(crate::support::no_variant("RequestId"))
@@ -10926,11 +10932,16 @@ of the LLM and/or the user.*/
                     consts: &[],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::TextResourceContents(m))
                             }
@@ -10940,7 +10951,9 @@ of the LLM and/or the user.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::BlobResourceContents(m))
                             }
@@ -10960,9 +10973,7 @@ of the LLM and/or the user.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -11365,11 +11376,16 @@ or file that the server can operate on.*/
                     consts: &[],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::TextResourceContents(m))
                             }
@@ -11379,7 +11395,9 @@ or file that the server can operate on.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::BlobResourceContents(m))
                             }
@@ -11399,9 +11417,7 @@ or file that the server can operate on.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
@@ -13569,9 +13585,7 @@ Only top-level properties are allowed, without nesting.*/
             ) {
                 return ::std::result::Result::Ok(Self::Variant0(inner));
             }
-            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-                value.clone(),
-            ) {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
                 return ::std::result::Result::Ok(Self::Variant1(inner));
             }
             ::std::result::Result::Err(
@@ -13638,9 +13652,7 @@ Only top-level properties are allowed, without nesting.*/
             ) {
                 return ::std::result::Result::Ok(Self::Integer(inner));
             }
-            if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-                value.clone(),
-            ) {
+            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
                 return ::std::result::Result::Ok(Self::String(inner));
             }
             ::std::result::Result::Err(
@@ -13746,11 +13758,16 @@ Only top-level properties are allowed, without nesting.*/
                     consts: &[("type", &["string"])],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledSingleSelectEnumSchema(m),
@@ -13762,7 +13779,9 @@ Only top-level properties are allowed, without nesting.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledSingleSelectEnumSchema(m),
@@ -13774,7 +13793,9 @@ Only top-level properties are allowed, without nesting.*/
                         }
                     }
                     2usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledMultiSelectEnumSchema(m),
@@ -13786,7 +13807,9 @@ Only top-level properties are allowed, without nesting.*/
                         }
                     }
                     3usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledMultiSelectEnumSchema(m),
@@ -13798,7 +13821,9 @@ Only top-level properties are allowed, without nesting.*/
                         }
                     }
                     4usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
                             }
@@ -13818,9 +13843,7 @@ Only top-level properties are allowed, without nesting.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for EnumSchema {
@@ -14966,11 +14989,16 @@ Non-standard according to JSON schema 2020-12.*/
                     consts: &[("type", &["array"])],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledMultiSelectEnumSchema(m),
@@ -14982,7 +15010,9 @@ Non-standard according to JSON schema 2020-12.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledMultiSelectEnumSchema(m),
@@ -15004,9 +15034,7 @@ Non-standard according to JSON schema 2020-12.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
@@ -15416,11 +15444,16 @@ without nested objects or arrays.*/
                     consts: &[("type", &["string"])],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::StringSchema(m))
                             }
@@ -15430,7 +15463,9 @@ without nested objects or arrays.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::NumberSchema(m))
                             }
@@ -15440,7 +15475,9 @@ without nested objects or arrays.*/
                         }
                     }
                     2usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::BooleanSchema(m))
                             }
@@ -15450,7 +15487,9 @@ without nested objects or arrays.*/
                         }
                     }
                     3usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledSingleSelectEnumSchema(m),
@@ -15462,7 +15501,9 @@ without nested objects or arrays.*/
                         }
                     }
                     4usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledSingleSelectEnumSchema(m),
@@ -15474,7 +15515,9 @@ without nested objects or arrays.*/
                         }
                     }
                     5usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledMultiSelectEnumSchema(m),
@@ -15486,7 +15529,9 @@ without nested objects or arrays.*/
                         }
                     }
                     6usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledMultiSelectEnumSchema(m),
@@ -15498,7 +15543,9 @@ without nested objects or arrays.*/
                         }
                     }
                     7usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
                             }
@@ -15518,9 +15565,7 @@ without nested objects or arrays.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
@@ -15681,11 +15726,16 @@ without nested objects or arrays.*/
                     consts: &[("type", &["string"])],
                 },
             ];
+            let order = crate::support::ranked(&value, SHAPES);
+            let count = order.len();
+            let mut value = ::std::option::Option::Some(value);
             let mut error = ::std::option::Option::None;
-            for index in crate::support::ranked(&value, SHAPES) {
+            for (position, index) in order.into_iter().enumerate() {
                 let attempt = match index {
                     0usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::UntitledSingleSelectEnumSchema(m),
@@ -15697,7 +15747,9 @@ without nested objects or arrays.*/
                         }
                     }
                     1usize => {
-                        match crate::support::member_ref(&value) {
+                        match crate::support::member(
+                            crate::support::candidate(&mut value, position + 1 == count),
+                        ) {
                             ::std::result::Result::Ok(m) => {
                                 ::std::result::Result::Ok(
                                     Self::TitledSingleSelectEnumSchema(m),
@@ -15719,9 +15771,7 @@ without nested objects or arrays.*/
                     }
                 }
             }
-            ::std::result::Result::Err(
-                error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-            )
+            ::std::result::Result::Err(crate::support::first_error(error, value))
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {

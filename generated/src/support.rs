@@ -159,9 +159,23 @@ pub fn ranked(value: &Value, shapes: &[Shape]) -> Vec<usize> {
     fitting
 }
 
-/// Decodes a member from a copy of the value (a later member may still need it).
-pub fn member_ref<T: FromValue>(value: &Value) -> Result<T, DispatchError> {
-    T::from_value(value.clone())
+/// The value a best-match candidate decodes: a copy while a later candidate may still
+/// need it, the value itself for the last (`last`), so that the usual case — one fitting
+/// member — copies nothing (a resource's contents, a tool's result). Taken only once: after
+/// the last candidate no other is tried.
+pub fn candidate(value: &mut Option<Value>, last: bool) -> Value {
+    let taken = if last { value.take() } else { value.clone() };
+    taken.unwrap_or(Value::Null)
+}
+
+/// The error of a best-match decode that found no member: the first candidate's own
+/// error, or, when no candidate was tried (the value is then still there), that the value
+/// is not an object of any member.
+pub fn first_error(error: Option<DispatchError>, value: Option<Value>) -> DispatchError {
+    match error {
+        Some(e) => e,
+        None => not_an_object(value.as_ref().unwrap_or(&Value::Null)),
+    }
 }
 
 /// A type decoded from an owned `serde_json::Value` by a plain function: every generated
@@ -169,6 +183,21 @@ pub fn member_ref<T: FromValue>(value: &Value) -> Result<T, DispatchError> {
 pub trait FromValue: Sized {
     /// Takes the value apart into `Self`.
     fn from_value(value: Value) -> Result<Self, DispatchError>;
+}
+
+/// A struct with a required `_meta` member (a 2026-07-28 request's params), decoded from
+/// params whose `_meta` was taken out and decoded apart: a server reads a request's
+/// `_meta` once, where it arrives, and a client sends the same one on every request.
+///
+/// `from_params(value, Some(meta))` is `from_value` of `value` with `_meta` put back as
+/// `meta` decodes: the same struct, and the same error for the other members (a `_meta`
+/// still in `value` is decoded and wins, as a later duplicate would). `from_value` is
+/// `from_params(value, None)`.
+pub trait FromParams: FromValue {
+    /// The type of the `_meta` member.
+    type Meta;
+    /// Takes the value apart into `Self`, with `meta` as `_meta` unless `value` has one.
+    fn from_params(value: Value, meta: Option<Self::Meta>) -> Result<Self, DispatchError>;
 }
 
 /// The body of every generated `Deserialize` impl: read a `Value`, then decode it.

@@ -258,3 +258,37 @@ fn tool_json_schemas_are_carried_verbatim_in_every_revision() {
     }
     check!(v1, v2, v3, v4, v5);
 }
+
+/// A struct whose `_meta` is required (the 2026-07-28 request params) decodes from params
+/// whose `_meta` was taken out and decoded apart exactly as from the params as sent: the
+/// same value, and the same error for another member.
+#[test]
+fn params_decode_with_their_meta_given_apart_as_with_it_in_place() {
+    use mcp_generated::support::{FromParams, FromValue};
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"roots": {}}});
+    let apart = |params: &serde_json::Value| {
+        let mut rest = params.clone();
+        if let Some(map) = rest.as_object_mut() {
+            map.shift_remove("_meta");
+        }
+        let typed = v5::RequestMetaObject::from_value(meta.clone()).ok();
+        v5::CallToolRequestParams::from_params(rest, typed).map_err(|e| e.to_string())
+    };
+    for params in [
+        json!({"_meta": meta, "name": "echo", "arguments": {"a": 1}}),
+        json!({"name": "echo", "_meta": meta}),
+        json!({"name": 7, "_meta": meta}),
+        json!({"_meta": meta, "name": "echo", "arguments": 5, "requestState": 1}),
+        json!({"_meta": meta}),
+    ] {
+        let whole =
+            v5::CallToolRequestParams::from_value(params.clone()).map_err(|e| e.to_string());
+        assert_eq!(apart(&params), whole, "{params}");
+    }
+    // Without a `_meta` given or in place, it is missing as ever.
+    let missing = v5::CallToolRequestParams::from_params(json!({"name": "echo"}), None);
+    assert_eq!(
+        missing.map_err(|e| e.to_string()).err().as_deref(),
+        Some("missing field `_meta`")
+    );
+}

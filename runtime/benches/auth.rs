@@ -10,12 +10,19 @@
 //! HTTP/1.1 exchange over one keep-alive loopback connection with the router served by hyper
 //! on a thread of its own, and reports that thread's CPU time per request (from its
 //! `schedstat`): the whole request's server time, next to which the overhead is judged.
+//!
+//! The limit beside them: the null server on the same path (an axum route answering every
+//! POST with the fixed reply of `support/null_reply.rs`, the request's id copied in,
+//! nothing parsed or checked), whose time is the floor of axum, hyper and the socket;
+//! each case's `÷ null` is its distance to it.
 
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/null_reply.rs"]
+mod null_reply;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,6 +51,19 @@ fn server() -> Server {
             Ok(ToolResult::text(Value::Object(args).to_string()))
         })
         .build()
+}
+
+/// The null server on the router's path: a fixed answer to every POST, the request's id
+/// copied in (`null_reply`), no MCP, no authorization.
+fn null_router() -> axum::Router {
+    axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(|body: Bytes| async move {
+            let mut out = Vec::with_capacity(128);
+            null_reply::null_reply(&body, &mut out);
+            ([("content-type", "application/json")], out)
+        }),
+    )
 }
 
 fn jwk(key: &EncodingKey, alg: Algorithm, kid: &str) -> Value {
@@ -145,6 +165,7 @@ async fn call(app: &axum::Router, prepared: &Prepared) {
 /// Everything the cases need: the runtime, the routers, the tokens and requests.
 struct Setup {
     rt: tokio::runtime::Runtime,
+    null: axum::Router,
     open: axum::Router,
     cached: axum::Router,
     fresh: axum::Router,
@@ -180,6 +201,7 @@ fn setup() -> Setup {
         token(Algorithm::ES256, "ec", &ec),
     );
     let setup = Setup {
+        null: null_router(),
         open: app(None),
         cached: app(Some(resource_server(&jwks_uri, true))),
         fresh: app(Some(resource_server(&jwks_uri, false))),
@@ -193,6 +215,7 @@ fn setup() -> Setup {
     };
     // The key set is fetched by the first request and cached from then on.
     setup.rt.block_on(async {
+        call(&setup.null, &setup.anonymous).await;
         call(&setup.open, &setup.anonymous).await;
         call(&setup.cached, &setup.rs256_request).await;
         call(&setup.fresh, &setup.rs256_request).await;
@@ -201,15 +224,20 @@ fn setup() -> Setup {
     setup
 }
 
-/// The `tools/call` cases: (name, router, request).
-fn cases(s: &Setup) -> [(&'static str, &axum::Router, &Prepared); 4] {
+/// The `tools/call` cases: (name, router, request); the unprotected call first (the
+/// overhead's denominator), the null server last.
+fn cases(s: &Setup) -> [(&'static str, &axum::Router, &Prepared); 5] {
     [
         ("no_authorization", &s.open, &s.anonymous),
         ("verified_token_cache_hit", &s.cached, &s.rs256_request),
         ("rs256_verified_cached_jwks", &s.fresh, &s.rs256_request),
         ("es256_verified_cached_jwks", &s.fresh, &s.es256_request),
+        (NULL_CASE, &s.null, &s.anonymous),
     ]
 }
+
+/// The null server's case (the limit; see the module's documentation).
+const NULL_CASE: &str = "null_server";
 
 fn criterion_benches(c: &mut Criterion) {
     let s = setup();
@@ -372,6 +400,8 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut to_null: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let null_at = cases.iter().position(|(name, _, _)| *name == NULL_CASE);
     s.rt.block_on(async {
         for _ in 0..rounds {
             let mut round = Vec::new();
@@ -396,6 +426,9 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
             for (i, t) in round.iter().enumerate() {
                 times[i].push(*t);
                 ratios[i].push(t / round[0]);
+                if let Some(null) = null_at.and_then(|n| round.get(n)) {
+                    to_null[i].push(t / null);
+                }
             }
         }
     });
@@ -404,12 +437,24 @@ fn interleaved(rounds: usize, only: Option<&str>, http: bool) {
     } else {
         "µs per call"
     };
-    println!("| case | {what} (median of {rounds} rounds) | ÷ no authorization | overhead |");
-    println!("|---|---|---|---|");
+    println!(
+        "| case | {what} (median of {rounds} rounds) | ÷ no authorization | overhead | ÷ null (spread) |"
+    );
+    println!("|---|---|---|---|---|");
     for (i, (name, _, _)) in cases.iter().enumerate() {
         let ratio = median(ratios[i].clone());
+        let (lo, hi) = to_null[i]
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                (lo.min(*r), hi.max(*r))
+            });
+        let to_null = if to_null[i].is_empty() {
+            String::new()
+        } else {
+            format!("{:.2} ({lo:.2}–{hi:.2})", median(to_null[i].clone()))
+        };
         println!(
-            "| {name} | {:.2} | {ratio:.3} | {:+.1}% |",
+            "| {name} | {:.2} | {ratio:.3} | {:+.1}% | {to_null} |",
             median(times[i].clone()),
             (ratio - 1.0) * 100.0
         );

@@ -25,7 +25,10 @@
 //! turns (`compare`): this runtime, the null server (`bench_server null-http`: a fixed
 //! reply to every request, the limit of the path), and rmcp 3.9's Streamable HTTP server
 //! (`benches/rmcp_http`, built on demand) with `TCP_NODELAY` and as rmcp's examples build
-//! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`.
+//! it; `--clients 1,64,1000`, `--rounds N`, `--round-ms M`. `--before PATH` adds the
+//! contender `before`: another build's `bench_server` (`ours-http`), for this runtime
+//! before and after a change, taking turns in one run (`--servers ours,before`);
+//! `--rmcp-bin PATH` uses an `rmcp-http-bench` built already instead of building it.
 
 #[path = "support/args.rs"]
 mod args;
@@ -98,11 +101,22 @@ fn build_rmcp_http() -> Result<String, Error> {
 /// Starts the servers named in `names`: `ours` (this runtime), `null` (a fixed reply to
 /// every request), `rmcp` (rmcp 3.9 with `TCP_NODELAY`) and `rmcp-examples` (rmcp as its
 /// examples build it).
-fn start_contenders(names: &[String], quick: bool) -> Result<Vec<Contender>, Error> {
+/// `before` is another build's `bench_server` (`--before PATH`); `rmcp_bin` an
+/// `rmcp-http-bench` built already (`--rmcp-bin PATH`), else it is built here.
+fn start_contenders(
+    names: &[String],
+    quick: bool,
+    before: Option<&str>,
+    rmcp_bin: Option<&str>,
+) -> Result<Vec<Contender>, Error> {
     use std::io::BufRead;
     let ours = support::build_bench_server(quick)?;
     let rmcp = if names.iter().any(|n| n.starts_with("rmcp")) {
-        Some(build_rmcp_http()?)
+        // `--rmcp-bin PATH`: an rmcp-http-bench built already (its release build is long).
+        Some(match rmcp_bin {
+            Some(path) => path.to_owned(),
+            None => build_rmcp_http()?,
+        })
     } else {
         None
     };
@@ -110,13 +124,15 @@ fn start_contenders(names: &[String], quick: bool) -> Result<Vec<Contender>, Err
     for name in names {
         let (exe, arg) = match name.as_str() {
             "ours" => (ours.as_str(), "ours-http"),
+            "before" => (before.ok_or("`before` needs --before PATH")?, "ours-http"),
             "null" => (ours.as_str(), "null-http"),
             "rmcp" => (rmcp.as_deref().unwrap_or_default(), "nodelay"),
             "rmcp-examples" => (rmcp.as_deref().unwrap_or_default(), "examples"),
             other => {
-                return Err(
-                    format!("unknown server `{other}`: ours, null, rmcp, rmcp-examples").into(),
+                return Err(format!(
+                    "unknown server `{other}`: ours, before, null, rmcp, rmcp-examples"
                 )
+                .into())
             }
         };
         let mut child = std::process::Command::new(exe)
@@ -696,7 +712,8 @@ fn main() -> Result<(), Error> {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(if quick { 300 } else { 2000 }),
         );
-        let mut contenders = start_contenders(&names, quick)?;
+        let mut contenders =
+            start_contenders(&names, quick, value("--before"), value("--rmcp-bin"))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;

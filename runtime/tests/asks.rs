@@ -1533,3 +1533,104 @@ async fn modern_undeclared_capabilities_are_32021_never_input_required() {
     .await;
     assert_eq!(code(&r), -32021, "{r}");
 }
+
+/// A typed tool's arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Trip {
+    city: String,
+    days: Option<u8>,
+}
+
+/// A server with one typed tool that asks the client's name before answering.
+fn typed_asking_server() -> Server {
+    Server::builder(Implementation::new("typed-asks", "1.0.0"))
+        .typed_tool::<Trip, _, _>(Tool::new("trip", "trip"), |trip, ctx| async move {
+            let name = ask_one(&ctx, elicit_name()).await?;
+            Ok::<_, mcp_runtime::ToolError>(ToolResult::text(format!(
+                "{} for {} days, {}",
+                trip.city,
+                trip.days.unwrap_or(1),
+                name["content"]["name"].as_str().unwrap_or("?")
+            )))
+        })
+        .build()
+}
+
+/// A 2026-07-28 typed tool reads its arguments in place (they are kept, not copied, for
+/// the `requestState` binding): the state is bound to them as sent, and bad arguments
+/// are refused with the same error as in a legacy session (where they are taken apart).
+#[tokio::test]
+async fn modern_typed_tools_bind_their_state_to_the_arguments_and_refuse_bad_ones_as_legacy_does() {
+    let mut p = Stdio::serve(typed_asking_server());
+    let caps = all_caps(MODERN);
+    let args = json!({"city": "Oslo", "days": 3});
+    let r = modern_call(
+        &mut p,
+        1,
+        modern_params(&caps, "trip", Some(args.clone()), None, None),
+    )
+    .await;
+    let (requests, state) = input_required(&r);
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["input-1"], "{r}");
+    let responses = json!({"input-1": answer("elicit")});
+    let r = modern_call(
+        &mut p,
+        2,
+        modern_params(
+            &caps,
+            "trip",
+            Some(args),
+            Some(&state),
+            Some(responses.clone()),
+        ),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Oslo for 3 days, Ada",
+        "{r}"
+    );
+    // The state is bound to the arguments it was given with.
+    let r = modern_call(
+        &mut p,
+        3,
+        modern_params(
+            &caps,
+            "trip",
+            Some(json!({"city": "Bergen", "days": 3})),
+            Some(&state),
+            Some(responses),
+        ),
+    )
+    .await;
+    assert_eq!(code(&r), -32602, "{r}");
+
+    // Bad or absent arguments: the same error in both eras.
+    let mut legacy = Stdio::serve(typed_asking_server());
+    legacy
+        .initialize("2025-11-25", all_caps("2025-11-25"))
+        .await;
+    let bad = [
+        Some(json!({"days": 3})),
+        Some(json!({"city": 5})),
+        Some(json!({"city": "Oslo", "days": "x"})),
+        Some(json!({"city": "Oslo", "days": 300})),
+        Some(json!([])),
+        None,
+    ];
+    for (n, arguments) in bad.into_iter().enumerate() {
+        let id = 10 + n as i64;
+        let modern = modern_call(
+            &mut p,
+            id,
+            modern_params(&caps, "trip", arguments.clone(), None, None),
+        )
+        .await;
+        let mut params = json!({"name": "trip"});
+        if let Some(a) = &arguments {
+            params["arguments"] = a.clone();
+        }
+        let old = legacy.request(json!(id), "tools/call", params).await;
+        assert_eq!(modern["error"], old["error"], "arguments {arguments:?}");
+        assert!(modern["error"].is_object(), "{modern}");
+    }
+}

@@ -604,3 +604,70 @@ async fn structured_tools_derive_their_output_schema_and_answer_in_each_revision
         }
     }
 }
+
+/// A 2026-07-28 request's `_meta` is taken out of its params where the request is parsed
+/// and shared by the requests that send the same text: every answer must be the one the
+/// params as sent give, wherever `_meta` stands among them, on the first sighting of a
+/// text, the second (kept) and the later ones (shared), and for a `_meta` the revision's
+/// params type rejects (the decode's own error, as for the params as sent).
+#[tokio::test]
+async fn a_modern_meta_taken_out_at_parse_time_answers_as_the_params_as_sent() {
+    use mcp_generated::support::FromValue;
+    let mut p = Stdio::serve(server());
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"roots": {}}});
+    let first = json!({"_meta": meta, "name": "echo", "arguments": {"a": 1, "b": [true]}});
+    let last = json!({"name": "echo", "arguments": {"a": 1, "b": [true]}, "_meta": meta});
+    let mut answers = Vec::new();
+    for (i, params) in [&first, &last, &first, &last, &first]
+        .into_iter()
+        .enumerate()
+    {
+        let r = p.request(json!(i), "tools/call", params.clone()).await;
+        assert_eq!(r["result"]["resultType"], "complete", "{r}");
+        answers.push(r["result"]["content"].clone());
+    }
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    assert_eq!(answers[0][0]["text"], r#"{"a":1,"b":[true]}"#);
+
+    // A `_meta` that negotiates but that the revision's params type rejects (a log level
+    // that is not one, a client identity without a name): -32602 with the decoder's
+    // message for the params as sent, the same on every sighting.
+    for bad in [
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/logLevel": "loud"}),
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {"version": "1"}}),
+    ] {
+        for params in [
+            json!({"name": "echo", "_meta": bad, "arguments": {}}),
+            json!({"_meta": bad, "name": 7}),
+        ] {
+            let expected =
+                mcp_generated::v2026_07_28::CallToolRequestParams::from_value(params.clone())
+                    .err()
+                    .map(|e| format!("tools/call: {e}"));
+            for i in 0..3 {
+                let r = p.request(json!(i), "tools/call", params.clone()).await;
+                assert_eq!(code(&r), -32602, "{r}");
+                assert_eq!(
+                    r["error"]["message"].as_str().map(str::to_owned),
+                    expected,
+                    "{params}"
+                );
+            }
+        }
+    }
+    // The other members' errors are theirs, with a valid `_meta` kept apart.
+    let r = p
+        .request(
+            json!(20),
+            "tools/call",
+            json!({"_meta": meta, "name": "echo", "arguments": 5}),
+        )
+        .await;
+    let expected = mcp_generated::v2026_07_28::CallToolRequestParams::from_value(
+        json!({"_meta": meta, "name": "echo", "arguments": 5}),
+    )
+    .err()
+    .map(|e| format!("tools/call: {e}"));
+    assert_eq!(code(&r), -32602, "{r}");
+    assert_eq!(r["error"]["message"].as_str().map(str::to_owned), expected);
+}

@@ -42,7 +42,7 @@ fn a_parsed_message_re_encodes_to_the_same_message() {
     else {
         panic!("a response with a result: {message:?}");
     };
-    let encoded = wire::result_response(id, &Encoded::of(result).expect("encodes"));
+    let encoded = wire::result_response(id, Encoded::of(result).expect("encodes"));
     let Frame::Single(Ok(again)) = wire::parse_frame(encoded.json().as_bytes()) else {
         panic!("the re-encoding parses");
     };

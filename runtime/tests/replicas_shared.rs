@@ -21,7 +21,7 @@ use std::time::Duration;
 use kit::http::{serve, Http};
 use kit::redis::Redis;
 use kit::{eventually, notification, request};
-use mcp_runtime::model::{Implementation, Resource, ResourceContents, Tool, ToolResult};
+use mcp_runtime::model::{Implementation, Prompt, Resource, ResourceContents, Tool, ToolResult};
 use mcp_runtime::transport::http::{HttpConfig, RedisStore};
 use mcp_runtime::{Server, ServerEvent, ToolError};
 use reqwest::StatusCode;
@@ -62,6 +62,8 @@ fn replica_server(seen: &Arc<Seen>) -> Server {
         .resource(Resource::new(WATCHED, "watched"), |uri, _| async move {
             Ok(vec![ResourceContents::text(uri, "text/plain", "w")])
         })
+        // Only so that prompt list changes exist: one test announces one as a marker.
+        .prompt(Prompt::new("marker"), |_, _| async { "marker" })
         .build()
 }
 
@@ -225,9 +227,21 @@ async fn a_get_stream_resumes_on_another_replica() {
         ]
     );
     until_get_open(&r[1], &session).await;
-    servers[0].notify(ServerEvent::ToolsChanged);
-    let (_, live) = resumed.next_message().await;
-    assert_eq!(method(&live), "notifications/tools/list_changed", "{live}");
+    // Live: an event announced now arrives. Known limit (ARCHITECTURE.md, "Replicas"): an
+    // event announced while the stream moved — here the two missed ones, relayed to
+    // replica 1 by the replicas' channel — may reach the resumed stream a second time
+    // if the relay lands after replica 1 took the stream over; a list change told twice
+    // only makes a client list again. A prompt list change is the marker: nothing else
+    // announces one.
+    servers[0].notify(ServerEvent::PromptsChanged);
+    loop {
+        let (_, live) = resumed.next_message().await;
+        match method(&live) {
+            "notifications/prompts/list_changed" => break,
+            "notifications/resources/list_changed" | "notifications/tools/list_changed" => {}
+            _ => panic!("not an event of this test: {live}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -391,9 +391,22 @@ fn struct_impls(
         };
         // Locals are numbered: a field may be called `key` or `value`.
         let local = |i: usize| format_ident!("field{}", i);
+        // A required `_meta` (the 2026-07-28 request params): such a struct also decodes
+        // from params whose `_meta` was taken out at parse time and decoded apart
+        // (`support::FromParams`); its local starts as the `_meta` given.
+        let required = |f: &syn::Field, a: &FieldAttrs| {
+            a.required_nullable || !(a.default || is_option(&f.ty))
+        };
+        let required_meta = declared
+            .iter()
+            .position(|(f, a)| wire(f, a) == "_meta" && required(f, a));
         let locals = (0..declared.len()).map(|i| {
             let l = local(i);
-            quote! { let mut #l = ::std::option::Option::None; }
+            if Some(i) == required_meta {
+                quote! { let mut #l = meta; }
+            } else {
+                quote! { let mut #l = ::std::option::Option::None; }
+            }
         });
         let arms = declared.iter().enumerate().map(|(i, (f, a))| {
             let key = wire(f, a);
@@ -473,13 +486,31 @@ fn struct_impls(
                     ::std::result::Result::Ok(Self { #(#inits),* })
             }
         };
-        out.push(quote! {
-            impl crate::support::FromValue for #name {
-                fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
-                    #body
-                }
+        match required_meta.and_then(|i| declared.get(i)) {
+            Some((meta, _)) => {
+                let meta_type = &meta.ty;
+                out.push(quote! {
+                    impl crate::support::FromParams for #name {
+                        type Meta = #meta_type;
+                        fn from_params(value: ::serde_json::Value, meta: ::std::option::Option<#meta_type>) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                            #body
+                        }
+                    }
+                    impl crate::support::FromValue for #name {
+                        fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                            <Self as crate::support::FromParams>::from_params(value, ::std::option::Option::None)
+                        }
+                    }
+                });
             }
-        });
+            None => out.push(quote! {
+                impl crate::support::FromValue for #name {
+                    fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
+                        #body
+                    }
+                }
+            }),
+        }
         out.push(deserialize_impl(name));
     }
     Ok(out)
@@ -509,16 +540,28 @@ fn enum_impls(
             });
         }
         if de {
-            // As serde's untagged enums: the first member that decodes, in order.
+            // As serde's untagged enums: the first member that decodes, in order. Each
+            // member but the last decodes a copy; the last takes the value itself.
+            let body = match idents.split_last() {
+                Some((last, earlier)) => quote! {
+                    #(
+                        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value.clone()) {
+                            return ::std::result::Result::Ok(Self::#earlier(inner));
+                        }
+                    )*
+                    if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
+                        return ::std::result::Result::Ok(Self::#last(inner));
+                    }
+                    ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                },
+                None => quote! {
+                    ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                },
+            };
             out.push(quote! {
                 impl crate::support::FromValue for #name {
                     fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, crate::support::DispatchError> {
-                        #(
-                            if let ::std::result::Result::Ok(inner) = crate::support::from_value(value.clone()) {
-                                return ::std::result::Result::Ok(Self::#idents(inner));
-                            }
-                        )*
-                        ::std::result::Result::Err(crate::support::no_variant(#type_name))
+                        #body
                     }
                 }
             });

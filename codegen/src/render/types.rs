@@ -484,11 +484,19 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
     let non_object = if other.is_empty() {
         quote! { ::std::result::Result::Err(crate::support::not_an_object(&value)) }
     } else {
-        let first = other[0];
-        let rest = &other[1..];
-        quote! {
-            crate::support::member(value.clone()).map(Self::#first)
-                #( .or_else(|_| crate::support::member(value.clone()).map(Self::#rest)) )*
+        // In order, each on a copy but the last, which takes the value itself (no later
+        // member needs it); the last error is kept, as before.
+        match other.split_first() {
+            Some((only, [])) => quote! { crate::support::member(value).map(Self::#only) },
+            Some((first, rest)) => {
+                let (last, middle) = rest.split_last().unwrap_or((first, &[]));
+                quote! {
+                    crate::support::member(value.clone()).map(Self::#first)
+                        #( .or_else(|_| crate::support::member(value.clone()).map(Self::#middle)) )*
+                        .or_else(|_| crate::support::member(value).map(Self::#last))
+                }
+            }
+            None => quote! { ::std::result::Result::Err(crate::support::not_an_object(&value)) },
         }
     };
     let object = match dispatch {
@@ -538,14 +546,19 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
             });
             let arms = members.iter().enumerate().filter_map(|(i, m)| {
                 let v = variant_of(&m.name)?;
-                Some(quote! { #i => match crate::support::member_ref(&value) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
+                Some(quote! { #i => match crate::support::member(crate::support::candidate(&mut value, position + 1 == count)) { ::std::result::Result::Ok(m) => ::std::result::Result::Ok(Self::#v(m)), ::std::result::Result::Err(e) => ::std::result::Result::Err(e) }, })
             });
             quote! {
                 const SHAPES: &[crate::support::Shape] = &[#(#shapes),*];
                 // Best fit first; the next fitting member only if it fails to decode
-                // (shapes that agree on keys can still differ deeper down).
+                // (shapes that agree on keys can still differ deeper down). Each
+                // candidate but the last decodes a copy; the last takes the value itself
+                // (usually the only one whose required keys are all present).
+                let order = crate::support::ranked(&value, SHAPES);
+                let count = order.len();
+                let mut value = ::std::option::Option::Some(value);
                 let mut error = ::std::option::Option::None;
-                for index in crate::support::ranked(&value, SHAPES) {
+                for (position, index) in order.into_iter().enumerate() {
                     let attempt = match index {
                         #(#arms)*
                         _ => continue,
@@ -557,7 +570,7 @@ fn union_deserialize(e: &syn::ItemEnum, dispatch: &Dispatch) -> TokenStream {
                         }
                     }
                 }
-                ::std::result::Result::Err(error.unwrap_or_else(|| crate::support::not_an_object(&value)))
+                ::std::result::Result::Err(crate::support::first_error(error, value))
             }
         }
         Dispatch::Untagged => {

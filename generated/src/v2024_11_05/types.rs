@@ -571,11 +571,16 @@ impl crate::support::FromValue for ClientResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -583,7 +588,9 @@ impl crate::support::FromValue for ClientResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -591,7 +598,9 @@ impl crate::support::FromValue for ClientResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -609,9 +618,7 @@ impl crate::support::FromValue for ClientResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
@@ -1877,11 +1884,16 @@ impl crate::support::FromValue for JsonrpcMessage {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Request(m))
                         }
@@ -1889,7 +1901,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Notification(m))
                         }
@@ -1897,7 +1911,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Response(m))
                         }
@@ -1905,7 +1921,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Error(m))
                         }
@@ -1923,9 +1941,7 @@ impl crate::support::FromValue for JsonrpcMessage {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
@@ -3824,11 +3840,16 @@ impl crate::support::FromValue for ServerResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InitializeResult(m))
                         }
@@ -3836,7 +3857,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListResourcesResult(m))
                         }
@@ -3844,7 +3867,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::ListResourceTemplatesResult(m),
@@ -3854,7 +3879,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -3862,7 +3889,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListPromptsResult(m))
                         }
@@ -3870,7 +3899,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -3878,7 +3909,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListToolsResult(m))
                         }
@@ -3886,7 +3919,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -3894,7 +3929,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 8usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CompleteResult(m))
                         }
@@ -3902,7 +3939,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 9usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -3920,9 +3959,7 @@ impl crate::support::FromValue for ServerResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerResult {

@@ -534,11 +534,16 @@ impl crate::support::FromValue for ClientResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -546,7 +551,9 @@ impl crate::support::FromValue for ClientResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -554,7 +561,9 @@ impl crate::support::FromValue for ClientResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -572,9 +581,7 @@ impl crate::support::FromValue for ClientResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ClientResult {
@@ -1710,9 +1717,7 @@ impl crate::support::FromValue for JsonrpcBatchRequestItem {
         ) {
             return ::std::result::Result::Ok(Self::Request(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::Notification(inner));
         }
         ::std::result::Result::Err(crate::support::no_variant("JsonrpcBatchRequestItem"))
@@ -1807,9 +1812,7 @@ impl crate::support::FromValue for JsonrpcBatchResponseItem {
         ) {
             return ::std::result::Result::Ok(Self::Response(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::Error(inner));
         }
         ::std::result::Result::Err(
@@ -1873,7 +1876,7 @@ impl crate::support::FromValue for JsonrpcMessage {
         if !value.is_object() {
             return crate::support::member(value.clone())
                 .map(Self::Variant2)
-                .or_else(|_| crate::support::member(value.clone()).map(Self::Variant5));
+                .or_else(|_| crate::support::member(value).map(Self::Variant5));
         }
         const SHAPES: &[crate::support::Shape] = &[
             crate::support::Shape {
@@ -1897,11 +1900,16 @@ impl crate::support::FromValue for JsonrpcMessage {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Variant0(m))
                         }
@@ -1909,7 +1917,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Variant1(m))
                         }
@@ -1917,7 +1927,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Variant3(m))
                         }
@@ -1925,7 +1937,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Variant4(m))
                         }
@@ -1943,9 +1957,7 @@ impl crate::support::FromValue for JsonrpcMessage {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
@@ -2006,9 +2018,7 @@ impl crate::support::FromValue for JsonrpcMessageVariant2Item {
         ) {
             return ::std::result::Result::Ok(Self::Request(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::Notification(inner));
         }
         ::std::result::Result::Err(
@@ -2059,9 +2069,7 @@ impl crate::support::FromValue for JsonrpcMessageVariant5Item {
         ) {
             return ::std::result::Result::Ok(Self::Response(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::Error(inner));
         }
         ::std::result::Result::Err(
@@ -3301,11 +3309,16 @@ impl crate::support::FromValue for ServerResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InitializeResult(m))
                         }
@@ -3313,7 +3326,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListResourcesResult(m))
                         }
@@ -3321,7 +3336,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::ListResourceTemplatesResult(m),
@@ -3331,7 +3348,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -3339,7 +3358,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListPromptsResult(m))
                         }
@@ -3347,7 +3368,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -3355,7 +3378,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListToolsResult(m))
                         }
@@ -3363,7 +3388,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -3371,7 +3398,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 8usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CompleteResult(m))
                         }
@@ -3379,7 +3408,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 9usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -3397,9 +3428,7 @@ impl crate::support::FromValue for ServerResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerResult {

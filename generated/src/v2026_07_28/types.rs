@@ -818,9 +818,11 @@ impl ::serde::Serialize for CallToolRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for CallToolRequestParams {
-    fn from_value(
+impl crate::support::FromParams for CallToolRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -834,7 +836,7 @@ impl crate::support::FromValue for CallToolRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         let mut field4 = ::std::option::Option::None;
         for (key, value) in object {
@@ -905,6 +907,16 @@ impl crate::support::FromValue for CallToolRequestParams {
             name: field3,
             request_state: field4.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for CallToolRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CallToolRequestParams {
@@ -1219,11 +1231,16 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -1231,7 +1248,9 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -1249,9 +1268,7 @@ impl crate::support::FromValue for CallToolResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CallToolResultResponseResult {
@@ -2224,9 +2241,11 @@ impl ::serde::Serialize for CompleteRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for CompleteRequestParams {
-    fn from_value(
+impl crate::support::FromParams for CompleteRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -2238,7 +2257,7 @@ impl crate::support::FromValue for CompleteRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -2300,6 +2319,16 @@ impl crate::support::FromValue for CompleteRequestParams {
             meta: field2,
             ref_: field3,
         })
+    }
+}
+impl crate::support::FromValue for CompleteRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CompleteRequestParams {
@@ -3204,7 +3233,7 @@ impl crate::support::FromValue for CreateMessageResultContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -4072,11 +4101,16 @@ impl crate::support::FromValue for ElicitRequestParams {
                 consts: &[("mode", &["url"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::FormParams(m))
                         }
@@ -4084,7 +4118,9 @@ impl crate::support::FromValue for ElicitRequestParams {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::UrlParams(m))
                         }
@@ -4102,9 +4138,7 @@ impl crate::support::FromValue for ElicitRequestParams {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
@@ -4479,11 +4513,16 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -4491,7 +4530,9 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -4509,9 +4550,7 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -4748,9 +4787,11 @@ impl ::serde::Serialize for GetPromptRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for GetPromptRequestParams {
-    fn from_value(
+impl crate::support::FromParams for GetPromptRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -4764,7 +4805,7 @@ impl crate::support::FromValue for GetPromptRequestParams {
         };
         let mut field0 = ::std::option::Option::None;
         let mut field1 = ::std::option::Option::None;
-        let mut field2 = ::std::option::Option::None;
+        let mut field2 = meta;
         let mut field3 = ::std::option::Option::None;
         let mut field4 = ::std::option::Option::None;
         for (key, value) in object {
@@ -4835,6 +4876,16 @@ impl crate::support::FromValue for GetPromptRequestParams {
             name: field3,
             request_state: field4.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for GetPromptRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetPromptRequestParams {
@@ -5111,11 +5162,16 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -5123,7 +5179,9 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -5141,9 +5199,7 @@ impl crate::support::FromValue for GetPromptResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for GetPromptResultResponseResult {
@@ -5877,11 +5933,16 @@ impl crate::support::FromValue for InputResponse {
                 consts: &[("action", &["accept", "cancel", "decline"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -5889,7 +5950,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -5897,7 +5960,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ElicitResult(m))
                         }
@@ -5915,9 +5980,7 @@ impl crate::support::FromValue for InputResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponse {
@@ -5973,9 +6036,11 @@ impl ::serde::Serialize for InputResponseRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for InputResponseRequestParams {
-    fn from_value(
+impl crate::support::FromParams for InputResponseRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -5986,7 +6051,7 @@ impl crate::support::FromValue for InputResponseRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         let mut field2 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -6031,6 +6096,16 @@ impl crate::support::FromValue for InputResponseRequestParams {
             meta: field1,
             request_state: field2.unwrap_or_default(),
         })
+    }
+}
+impl crate::support::FromValue for InputResponseRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponseRequestParams {
@@ -6643,11 +6718,16 @@ impl crate::support::FromValue for JsonrpcMessage {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Request(m))
                         }
@@ -6655,7 +6735,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Notification(m))
                         }
@@ -6663,7 +6745,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6671,7 +6755,9 @@ impl crate::support::FromValue for JsonrpcMessage {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6689,9 +6775,7 @@ impl crate::support::FromValue for JsonrpcMessage {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcMessage {
@@ -6753,11 +6837,16 @@ impl crate::support::FromValue for JsonrpcResponse {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ResultResponse(m))
                         }
@@ -6765,7 +6854,9 @@ impl crate::support::FromValue for JsonrpcResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ErrorResponse(m))
                         }
@@ -6783,9 +6874,7 @@ impl crate::support::FromValue for JsonrpcResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for JsonrpcResponse {
@@ -10157,9 +10246,11 @@ impl ::serde::Serialize for PaginatedRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for PaginatedRequestParams {
-    fn from_value(
+impl crate::support::FromParams for PaginatedRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -10170,7 +10261,7 @@ impl crate::support::FromValue for PaginatedRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         for (key, value) in object {
             match key.as_str() {
                 "cursor" => {
@@ -10203,6 +10294,16 @@ impl crate::support::FromValue for PaginatedRequestParams {
             cursor: field0.unwrap_or_default(),
             meta: field1,
         })
+    }
+}
+impl crate::support::FromValue for PaginatedRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
@@ -11260,9 +11361,11 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for ReadResourceRequestParams {
-    fn from_value(
+impl crate::support::FromParams for ReadResourceRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -11275,7 +11378,7 @@ impl crate::support::FromValue for ReadResourceRequestParams {
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
         let mut field0 = ::std::option::Option::None;
-        let mut field1 = ::std::option::Option::None;
+        let mut field1 = meta;
         let mut field2 = ::std::option::Option::None;
         let mut field3 = ::std::option::Option::None;
         for (key, value) in object {
@@ -11335,6 +11438,16 @@ impl crate::support::FromValue for ReadResourceRequestParams {
             request_state: field2.unwrap_or_default(),
             uri: field3,
         })
+    }
+}
+impl crate::support::FromValue for ReadResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceRequestParams {
@@ -11632,11 +11745,16 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -11644,7 +11762,9 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -11662,9 +11782,7 @@ impl crate::support::FromValue for ReadResourceResultContentsItem {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultContentsItem {
@@ -11818,11 +11936,16 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -11830,7 +11953,9 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -11848,9 +11973,7 @@ impl crate::support::FromValue for ReadResourceResultResponseResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ReadResourceResultResponseResult {
@@ -12084,9 +12207,11 @@ impl ::serde::Serialize for RequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for RequestParams {
-    fn from_value(
+impl crate::support::FromParams for RequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -12096,7 +12221,7 @@ impl crate::support::FromValue for RequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         for (key, value) in object {
             match key.as_str() {
                 "_meta" => {
@@ -12116,6 +12241,16 @@ impl crate::support::FromValue for RequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("_meta"));
         };
         ::std::result::Result::Ok(Self { meta: field0 })
+    }
+}
+impl crate::support::FromValue for RequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for RequestParams {
@@ -12862,9 +12997,11 @@ impl ::serde::Serialize for ResourceRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for ResourceRequestParams {
-    fn from_value(
+impl crate::support::FromParams for ResourceRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -12874,7 +13011,7 @@ impl crate::support::FromValue for ResourceRequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -12908,6 +13045,16 @@ impl crate::support::FromValue for ResourceRequestParams {
             return ::std::result::Result::Err(crate::support::missing_field("uri"));
         };
         ::std::result::Result::Ok(Self { meta: field0, uri: field1 })
+    }
+}
+impl crate::support::FromValue for ResourceRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ResourceRequestParams {
@@ -13713,7 +13860,7 @@ impl crate::support::FromValue for SamplingMessageContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -14501,11 +14648,16 @@ impl crate::support::FromValue for ServerResult {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::DiscoverResult(m))
                         }
@@ -14513,7 +14665,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListResourcesResult(m))
                         }
@@ -14521,7 +14675,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::ListResourceTemplatesResult(m),
@@ -14531,7 +14687,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ReadResourceResult(m))
                         }
@@ -14539,7 +14697,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListPromptsResult(m))
                         }
@@ -14547,7 +14707,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::GetPromptResult(m))
                         }
@@ -14555,7 +14717,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListToolsResult(m))
                         }
@@ -14563,7 +14727,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CallToolResult(m))
                         }
@@ -14571,7 +14737,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 8usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CompleteResult(m))
                         }
@@ -14579,7 +14747,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 9usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::Result(m))
                         }
@@ -14587,7 +14757,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 10usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::InputRequiredResult(m))
                         }
@@ -14595,7 +14767,9 @@ impl crate::support::FromValue for ServerResult {
                     }
                 }
                 11usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::SubscriptionsListenResult(m))
                         }
@@ -14613,9 +14787,7 @@ impl crate::support::FromValue for ServerResult {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ServerResult {
@@ -15233,9 +15405,11 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
         state.end()
     }
 }
-impl crate::support::FromValue for SubscriptionsListenRequestParams {
-    fn from_value(
+impl crate::support::FromParams for SubscriptionsListenRequestParams {
+    type Meta = RequestMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<RequestMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -15245,7 +15419,7 @@ impl crate::support::FromValue for SubscriptionsListenRequestParams {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         for (key, value) in object {
             match key.as_str() {
@@ -15284,6 +15458,16 @@ impl crate::support::FromValue for SubscriptionsListenRequestParams {
             meta: field0,
             notifications: field1,
         })
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenRequestParams {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenRequestParams {
@@ -15338,9 +15522,11 @@ impl ::serde::Serialize for SubscriptionsListenResult {
         state.end()
     }
 }
-impl crate::support::FromValue for SubscriptionsListenResult {
-    fn from_value(
+impl crate::support::FromParams for SubscriptionsListenResult {
+    type Meta = SubscriptionsListenResultMetaObject;
+    fn from_params(
         value: ::serde_json::Value,
+        meta: ::std::option::Option<SubscriptionsListenResultMetaObject>,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         let object = match crate::support::object(
             value,
@@ -15350,7 +15536,7 @@ impl crate::support::FromValue for SubscriptionsListenResult {
             ::std::result::Result::Ok(object) => object,
             ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
         };
-        let mut field0 = ::std::option::Option::None;
+        let mut field0 = meta;
         let mut field1 = ::std::option::Option::None;
         let mut rest = ::serde_json::Map::new();
         for (key, value) in object {
@@ -15393,6 +15579,16 @@ impl crate::support::FromValue for SubscriptionsListenResult {
             result_type: field1,
             extra: rest,
         })
+    }
+}
+impl crate::support::FromValue for SubscriptionsListenResult {
+    fn from_value(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<Self, crate::support::DispatchError> {
+        <Self as crate::support::FromParams>::from_params(
+            value,
+            ::std::option::Option::None,
+        )
     }
 }
 impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenResult {

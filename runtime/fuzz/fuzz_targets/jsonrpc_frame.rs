@@ -17,12 +17,21 @@ use serde_json::Value;
 /// Re-encodes an accepted message the way the runtime writes messages.
 fn encode(message: &Message) -> Outgoing {
     match message {
-        Message::Request { id, method, params } => wire::request(id, method, params.clone()),
+        Message::Request {
+            id,
+            method,
+            params,
+            meta,
+        } => wire::request(
+            id,
+            method,
+            wire::params_with_meta(params.clone(), meta.clone()),
+        ),
         Message::Notification { method, params } => wire::notification(method, params.clone()),
         Message::Response { id, outcome } => match outcome {
             Ok(result) => {
                 let result = Encoded::of(result).expect("a Value always encodes");
-                wire::result_response(id, &result)
+                wire::result_response(id, result)
             }
             Err(error) => wire::error_response(Some(id), error),
         },

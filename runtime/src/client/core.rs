@@ -490,7 +490,7 @@ impl Core {
             lock(&core.serving).remove(&id);
             let message = match outcome {
                 Ok(result) => match wire::Encoded::of(&result) {
-                    Ok(encoded) => wire::result_response(&id, &encoded),
+                    Ok(encoded) => wire::result_response(&id, encoded),
                     Err(e) => wire::error_response(Some(&id), &RpcError::internal(e.to_string())),
                 },
                 Err(error) => wire::error_response(Some(&id), &error),
@@ -573,7 +573,14 @@ async fn read(core: Weak<Core>, mut incoming: mpsc::UnboundedReceiver<Incoming>)
                     }
                     core.complete(&id, outcome.map_err(ClientError::from_rpc));
                 }
-                Message::Request { id, method, params } => {
+                Message::Request {
+                    id,
+                    method,
+                    params,
+                    meta,
+                } => {
+                    // A client's handlers read a server's request as it was sent.
+                    let params = wire::params_with_meta(params, meta);
                     core.on_request(id, method, params, related);
                 }
                 Message::Notification { method, params } => core.on_notification(&method, params),

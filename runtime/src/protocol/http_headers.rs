@@ -36,6 +36,7 @@ pub(crate) fn check_request_headers(
     headers: &impl HeaderLookup,
     method: &str,
     params: Option<&Value>,
+    meta: Option<&Value>,
     served: VersionSet,
 ) -> Result<(), RpcError> {
     let mismatch = |message: String| RpcError::new(ErrorCode::HEADER_MISMATCH, message);
@@ -44,11 +45,10 @@ pub(crate) fn check_request_headers(
             "Header mismatch: MCP-Protocol-Version header is required".into(),
         ));
     };
-    let meta_version = params
-        .and_then(|p| p.get("_meta"))
+    let meta_version = meta
         .and_then(|m| m.get(version::META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
-    let any_revision = version::negotiate_modern(params, VersionSet::ALL);
+    let any_revision = version::negotiate_modern_meta(meta, VersionSet::ALL);
     if let Err(e) = &any_revision {
         if e.code == ErrorCode::INVALID_PARAMS {
             return Err(e.clone());
@@ -58,7 +58,7 @@ pub(crate) fn check_request_headers(
         return Err(mismatch("Header mismatch: MCP-Protocol-Version header does not match params._meta protocol version".into()));
     }
     if !any_revision.is_ok_and(|meta| served.contains(meta.version)) {
-        version::negotiate_modern(params, served)?;
+        version::negotiate_modern_meta(meta, served)?;
     }
     match headers.header(METHOD) {
         Some(m) if m == method => {}
@@ -95,6 +95,10 @@ pub(crate) fn check_param_headers(
     arguments: &Value,
     headers: &impl HeaderLookup,
 ) -> Result<(), String> {
+    // Most tools mirror nothing: known without building a path for every property.
+    if !mirrors_any_header(schema) {
+        return Ok(());
+    }
     let mut annotated = Vec::new();
     collect_header_params(schema, &mut Vec::new(), &mut annotated);
     for (path, name) in annotated {
@@ -149,6 +153,16 @@ pub(crate) fn collect_header_params(
         collect_header_params(sub, path, out);
         path.pop();
     }
+}
+
+/// Whether [`collect_header_params`] would find an annotated property.
+fn mirrors_any_header(schema: &Value) -> bool {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return false;
+    };
+    props
+        .values()
+        .any(|sub| sub.get("x-mcp-header").is_some_and(Value::is_string) || mirrors_any_header(sub))
 }
 
 /// A header value, literal or in the `=?base64?…?=` sentinel form.

@@ -32,7 +32,7 @@ use crate::model::{
     ResourceTemplate, Tool, ToolResult,
 };
 use crate::protocol::version::{ProtocolVersion, META_SERVER_INFO};
-use crate::wire::{Encoded, RpcError};
+use crate::wire::{Encoded, RpcError, ENVELOPE_ROOM};
 
 // Generated from `schema/revisions.toml`: dispatches on a revision known at run time,
 // over every revision or over those with a given behaviour flag.
@@ -107,18 +107,20 @@ fn encode_typed<T: Serialize>(
     left: MetaLeft<'_>,
     large: usize,
 ) -> Result<Encoded, RpcError> {
-    match crate::wire::encode::to_vec_with_capacity(typed, large + SMALL_PARTS) {
+    // After room for the response's envelope, written there without copying the result.
+    match crate::wire::encode::to_vec_after_room(typed, ENVELOPE_ROOM, large + SMALL_PARTS) {
         Ok(json) => Ok(stamped(json, left)),
         Err(e) => Err(shaping_error(what, &e)),
     }
 }
 
-/// The encoded result with what [`stamp`] left added.
+/// The encoded result (after [`ENVELOPE_ROOM`] free bytes) with what [`stamp`] left
+/// added.
 fn stamped(mut json: Vec<u8>, left: MetaLeft<'_>) -> Encoded {
     if let MetaLeft::ServerInfo(server) = left {
         append_server_info(&mut json, server);
     }
-    Encoded::from_json(json)
+    Encoded::after_room(json, ENVELOPE_ROOM)
 }
 
 /// Appends `"_meta": {"io.modelcontextprotocol/serverInfo": {name, version}}` to an

@@ -134,9 +134,15 @@ pub struct ModernRequestMeta {
 /// Whether a request's params carry the modern `_meta` revision key (the request is then
 /// served statelessly, whatever else it carries).
 pub fn has_modern_meta(params: Option<&Value>) -> bool {
+    meta_is_modern(crate::wire::member(params, "_meta"))
+}
+
+/// [`has_modern_meta`] of a request's `_meta` value (taken out of its params at parse
+/// time, see `wire::RequestMeta`).
+pub fn meta_is_modern(meta: Option<&Value>) -> bool {
     // Keys compared in place: the map is small, and hashing a key as long as these to
     // look it up costs more than comparing it with each key present.
-    crate::wire::member(crate::wire::member(params, "_meta"), META_PROTOCOL_VERSION).is_some()
+    crate::wire::member(meta, META_PROTOCOL_VERSION).is_some()
 }
 
 /// Modern negotiation: validates a request's `_meta` and picks its revision.
@@ -148,7 +154,16 @@ pub fn negotiate_modern(
     params: Option<&Value>,
     supported: VersionSet,
 ) -> Result<ModernRequestMeta, RpcError> {
-    let meta = crate::wire::member(params, "_meta")
+    negotiate_modern_meta(crate::wire::member(params, "_meta"), supported)
+}
+
+/// [`negotiate_modern`] of a request's `_meta` value (taken out of its params at parse
+/// time, see `wire::RequestMeta`).
+pub fn negotiate_modern_meta(
+    meta: Option<&Value>,
+    supported: VersionSet,
+) -> Result<ModernRequestMeta, RpcError> {
+    let meta = meta
         .and_then(Value::as_object)
         .ok_or_else(|| RpcError::new(ErrorCode::INVALID_PARAMS, "params._meta is required"))?;
     // One pass over the members (see `has_modern_meta`).

@@ -143,6 +143,7 @@ impl ServerBuilder {
         self.tools.push(ToolEntry {
             tool,
             handler: box_tool(handler),
+            by_ref: None,
         });
         self
     }
@@ -161,8 +162,9 @@ impl ServerBuilder {
     {
         tool.input_schema = schema_of::<A>();
         let handler = Arc::new(handler);
-        self.tool(tool, move |args, ctx| {
-            let handler = Arc::clone(&handler);
+        let by_value = Arc::clone(&handler);
+        let mut builder = self.tool(tool, move |args, ctx| {
+            let handler = Arc::clone(&by_value);
             async move {
                 let typed: A = serde_json::from_value(Value::Object(args)).map_err(|e| {
                     ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
@@ -172,7 +174,28 @@ impl ServerBuilder {
                     .into_tool_result()
                     .map_err(ToolError::protocol)
             }
-        })
+        });
+        // The same, decoding from the arguments in place (when they are kept after the
+        // call, see `ToolByRefFn`): the same `Deserialize`, from `&Value` instead of
+        // `Value` — the same outcome and errors, the strings copied into `A` rather than
+        // the whole arguments copied for the keeping.
+        let by_ref = super::handler::box_tool_by_ref(move |args: &Value, ctx| {
+            let typed = A::deserialize(args);
+            let handler = Arc::clone(&handler);
+            async move {
+                let typed = typed.map_err(|e| {
+                    ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
+                })?;
+                handler(typed, ctx)
+                    .await
+                    .into_tool_result()
+                    .map_err(ToolError::protocol)
+            }
+        });
+        if let Some(entry) = builder.tools.last_mut() {
+            entry.by_ref = Some(by_ref);
+        }
+        builder
     }
 
     /// A tool with typed arguments and a typed structured output: `A`'s JSON Schema

@@ -33,6 +33,11 @@ pub struct CompletionRequest {
 
 pub(super) type ToolFn =
     dyn Fn(Map<String, Value>, Context) -> BoxFuture<Result<ToolResult, RpcError>> + Send + Sync;
+/// A tool handler that reads its arguments (an object) in place: typed tools, whose
+/// arguments decode into the author's type either way. Used when the arguments must be
+/// kept after the call (a 2026-07-28 call's `requestState` binding), so they are not copied.
+pub(super) type ToolByRefFn =
+    dyn Fn(&Value, Context) -> BoxFuture<Result<ToolResult, RpcError>> + Send + Sync;
 pub(super) type ResourceFn = dyn Fn(
         String,
         BTreeMap<String, String>,
@@ -48,6 +53,19 @@ pub(super) type CompleteFn =
 /// A tool handler, boxed.
 /// The hook a client's `notifications/roots/list_changed` runs.
 pub(super) type RootsChangedFn = dyn Fn(Context) -> BoxFuture<()> + Send + Sync;
+
+#[cfg(feature = "typed-tools")]
+pub(super) fn box_tool_by_ref<F, Fut>(handler: F) -> Arc<ToolByRefFn>
+where
+    F: Fn(&Value, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoToolResult,
+{
+    Arc::new(move |args, ctx| {
+        let running = handler(args, ctx);
+        Box::pin(async move { running.await.into_tool_result() })
+    })
+}
 
 pub(super) fn box_tool<F, Fut>(handler: F) -> Arc<ToolFn>
 where

@@ -184,6 +184,7 @@ impl Server {
         let entry = ToolEntry {
             tool,
             handler: handler::box_tool(handler),
+            by_ref: None,
         };
         {
             let mut tools = write_lock(&self.inner.tools);

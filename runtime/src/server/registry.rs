@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use base64::Engine;
 use serde_json::Value;
 
-use super::handler::{PromptFn, ResourceFn, ToolFn};
+use super::handler::{PromptFn, ResourceFn, ToolByRefFn, ToolFn};
 use crate::model::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::uri_template::UriTemplate;
@@ -15,6 +15,8 @@ use crate::wire::{Encoded, RpcError};
 pub(super) struct ToolEntry {
     pub(super) tool: Tool,
     pub(super) handler: Arc<ToolFn>,
+    /// The same handler reading the arguments in place, when it can (typed tools).
+    pub(super) by_ref: Option<Arc<ToolByRefFn>>,
 }
 
 pub(super) struct ResourceEntry {

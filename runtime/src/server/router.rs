@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_generated::support::FromValue;
+use mcp_generated::support::{FromParams, FromValue};
+use mcp_generated::v2026_07_28;
 use serde_json::{Map, Value};
 
 use super::handler::CompletionRequest;
@@ -17,7 +18,14 @@ use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
 #[cfg(feature = "tasks")]
 use crate::server::tasks::call::{TaskMode, TaskRun};
-use crate::wire::{Encoded, ErrorCode, RpcError};
+
+/// Without the feature `tasks` every call runs directly (the one mode there is).
+#[cfg(not(feature = "tasks"))]
+#[derive(Clone, Copy)]
+enum TaskMode {
+    Direct,
+}
+use crate::wire::{self, Encoded, ErrorCode, RequestMeta, RpcError};
 
 /// Decodes `params` into the revision's generated params type of method `M`: params that
 /// do not decode are `-32602`, with the decoder's message.
@@ -53,6 +61,45 @@ where
         .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD)))
 }
 
+/// [`check_params`] of params whose `_meta` (if any) was taken out as `meta`: checked as
+/// sent, `_meta` put back.
+fn check_params_sent<M: mcp_generated::Method>(
+    params: Option<&Value>,
+    meta: Option<&RequestMeta>,
+) -> Result<(), RpcError>
+where
+    M::Params: FromValue,
+{
+    match meta {
+        None => check_params::<M>(params),
+        Some(meta) => {
+            check_params::<M>(wire::params_with_meta(params.cloned(), Some(meta.clone())).as_ref())
+        }
+    }
+}
+
+/// [`decode_params`] of a 2026-07-28 request's params whose `_meta` was taken out as
+/// `meta`: the params type requires `_meta`, decoded once per shared `_meta` value and
+/// copied in; a `_meta` that does not decode is decoded again with the params as sent,
+/// for the same error as ever.
+fn decode_modern_params<M: mcp_generated::Method>(
+    params: Option<Value>,
+    meta: Option<RequestMeta>,
+) -> Result<M::Params, RpcError>
+where
+    M::Params: FromParams,
+    <M::Params as FromParams>::Meta: FromValue + Clone + Send + Sync + 'static,
+{
+    let typed = meta
+        .as_ref()
+        .and_then(RequestMeta::typed::<<M::Params as FromParams>::Meta>);
+    match (params, typed) {
+        (Some(p), Some(typed)) => <M::Params as FromParams>::from_params(p, Some(typed))
+            .map_err(|e| RpcError::invalid_params(format!("{}: {e}", M::METHOD))),
+        (params, _) => decode_params::<M>(wire::params_with_meta(params, meta)),
+    }
+}
+
 fn object_arg(params: Option<&Value>, key: &str) -> Map<String, Value> {
     params
         .and_then(|p| p.get(key))
@@ -75,11 +122,14 @@ impl Server {
     /// Answers at once what needs no handler — `ping`, the lists (pages shaped once per
     /// revision and cached) and `server/discover` — so the session sends it without a
     /// task of its own; `None` for everything else.
+    /// `meta`: the request's `_meta` when it was taken out of `params` (see
+    /// `wire::RequestMeta`).
     pub(crate) fn answer_now(
         &self,
         v: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        meta: Option<&RequestMeta>,
     ) -> Option<Result<Encoded, RpcError>> {
         match method {
             McpMethod::Ping
@@ -87,7 +137,7 @@ impl Server {
             | McpMethod::ListResources
             | McpMethod::ListResourceTemplates
             | McpMethod::ListPrompts
-            | McpMethod::Discover => Some(self.answer_sync(v, method, params)),
+            | McpMethod::Discover => Some(self.answer_sync(v, method, params, meta)),
             _ => None,
         }
     }
@@ -97,13 +147,16 @@ impl Server {
         v: ProtocolVersion,
         method: McpMethod,
         params: Option<&Value>,
+        meta: Option<&RequestMeta>,
     ) -> Result<Encoded, RpcError> {
         let info = &self.inner.info;
         match method {
             McpMethod::Ping => Ok(shape::empty(v, info)),
             McpMethod::ListTools => {
                 self.require("tools", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListTools>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListTools>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.tools).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Tool> = items.iter().map(|t| &t.tool).collect();
@@ -112,7 +165,9 @@ impl Server {
             }
             McpMethod::ListResources => {
                 self.require("resources", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListResources>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListResources>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.resources).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Resource> = items.iter().map(|r| &r.resource).collect();
@@ -121,9 +176,10 @@ impl Server {
             }
             McpMethod::ListResourceTemplates => {
                 self.require("resources", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListResourceTemplates>(
-                    params
-                ))?;
+                by_revision!(
+                    v,
+                    |m| check_params_sent::<m::methods::ListResourceTemplates>(params, meta)
+                )?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.templates).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&ResourceTemplate> = items.iter().map(|t| &t.template).collect();
@@ -132,7 +188,9 @@ impl Server {
             }
             McpMethod::ListPrompts => {
                 self.require("prompts", method)?;
-                by_revision!(v, |m| check_params::<m::methods::ListPrompts>(params))?;
+                by_revision!(v, |m| check_params_sent::<m::methods::ListPrompts>(
+                    params, meta
+                ))?;
                 let offset = decode_cursor(params)?;
                 read_lock(&self.inner.prompts).page(v, offset, self.page_size(), |items, next| {
                     let items: Vec<&Prompt> = items.iter().map(|p| &p.prompt).collect();
@@ -164,12 +222,20 @@ impl Server {
         v: ProtocolVersion,
         method: McpMethod,
         owned_params: Option<Value>,
+        meta: Option<RequestMeta>,
         ctx: Context,
     ) -> Result<Encoded, RpcError> {
-        let params = owned_params.as_ref();
-        if let Some(answer) = self.answer_now(v, method, params) {
+        if let Some(answer) = self.answer_now(v, method, owned_params.as_ref(), meta.as_ref()) {
             return answer;
         }
+        // `tools/call` and `resources/read` decode a 2026-07-28 request's params with the
+        // `_meta` taken out at parse time (see `decode_modern_params`); every other method
+        // reads its params as sent.
+        let (owned_params, meta) = match method {
+            McpMethod::CallTool | McpMethod::ReadResource => (owned_params, meta),
+            _ => (wire::params_with_meta(owned_params, meta), None),
+        };
+        let params = owned_params.as_ref();
         let info = &self.inner.info;
         match method {
             McpMethod::CallTool => {
@@ -178,18 +244,26 @@ impl Server {
                 let task_param = params.and_then(|p| p.get("task")).cloned();
                 // Decoded once into the revision's params type, from the params
                 // themselves; name and arguments are moved out of it.
-                let (name, arguments) = by_revision!(v, |m| {
-                    let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                let (name, arguments) = if v == ProtocolVersion::V2026_07_28 {
+                    let p =
+                        decode_modern_params::<v2026_07_28::methods::CallTool>(owned_params, meta)?;
                     (p.name, p.arguments)
-                });
+                } else {
+                    let owned_params = wire::params_with_meta(owned_params, meta);
+                    by_revision!(v, |m| {
+                        let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                        (p.name, p.arguments)
+                    })
+                };
                 #[cfg(feature = "tasks")]
-                let (handler, mode) = {
-                    let (handler, support, deferred) = read_lock(&self.inner.tools)
+                let (handler, by_ref, mode) = {
+                    let (handler, by_ref, support, deferred) = read_lock(&self.inner.tools)
                         .iter()
                         .find(|t| t.tool.name == name)
                         .map(|t| {
                             (
                                 Arc::clone(&t.handler),
+                                t.by_ref.clone(),
                                 t.tool.task_support,
                                 t.tool.task_started_by_handler,
                             )
@@ -197,14 +271,14 @@ impl Server {
                         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                     let mode =
                         self.task_mode(v, &name, support, deferred, &ctx, task_param.as_ref())?;
-                    (handler, mode)
+                    (handler, by_ref, mode)
                 };
                 #[cfg(not(feature = "tasks"))]
-                let handler = {
-                    let handler = read_lock(&self.inner.tools)
+                let (handler, by_ref, mode) = {
+                    let (handler, by_ref) = read_lock(&self.inner.tools)
                         .iter()
                         .find(|t| t.tool.name == name)
-                        .map(|t| Arc::clone(&t.handler))
+                        .map(|t| (Arc::clone(&t.handler), t.by_ref.clone()))
                         .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
                     // What a server whose tools never run as tasks answers a 2025-11-25
                     // client asking for one (the same words as with the feature).
@@ -214,38 +288,54 @@ impl Server {
                             format!("Method not found: tool {name:?} does not run as a task (execution.taskSupport is forbidden)"),
                         ));
                     }
-                    handler
+                    (handler, by_ref, TaskMode::Direct)
                 };
                 let round = ctx.asker().clone();
                 // A modern call may end `input_required`, with a state bound to the tool
                 // and the arguments as sent (absent ones are `null`, not `{}`): keep a copy
                 // of what the handler consumes, unless the binding is known already (a
                 // retry's state was verified against it).
-                let kept_arguments = match &round {
-                    Asker::Modern(r) if !r.is_bound() => {
-                        Some(arguments.clone().map_or(Value::Null, Value::Object))
+                let keep = matches!(&round, Asker::Modern(r) if !r.is_bound());
+                let mut kept_arguments = None;
+                let result = match (mode, by_ref) {
+                    // A handler that reads the arguments in place is given them so, and
+                    // they are kept without a copy (absent ones read as `{}`, as below).
+                    (TaskMode::Direct, Some(by_ref)) if keep => {
+                        let sent = arguments.map_or(Value::Null, Value::Object);
+                        let empty = Value::Object(Map::new());
+                        let given = if sent.is_null() { &empty } else { &sent };
+                        let result = by_ref(given, ctx).await;
+                        kept_arguments = Some(sent);
+                        result
                     }
-                    _ => None,
-                };
-                #[cfg(not(feature = "tasks"))]
-                let result = handler(arguments.unwrap_or_default(), ctx).await;
-                #[cfg(feature = "tasks")]
-                let result = match mode {
-                    TaskMode::Direct => handler(arguments.unwrap_or_default(), ctx).await,
-                    mode => match self
-                        .run_task(
-                            v,
-                            mode,
-                            handler,
-                            arguments.unwrap_or_default(),
-                            ctx,
-                            task_param.as_ref(),
-                        )
-                        .await?
-                    {
-                        TaskRun::Created(answer) => return Ok(answer),
-                        TaskRun::Finished(result) => result,
-                    },
+                    (TaskMode::Direct, _) => {
+                        if keep {
+                            kept_arguments =
+                                Some(arguments.clone().map_or(Value::Null, Value::Object));
+                        }
+                        handler(arguments.unwrap_or_default(), ctx).await
+                    }
+                    #[cfg(feature = "tasks")]
+                    (mode, _) => {
+                        if keep {
+                            kept_arguments =
+                                Some(arguments.clone().map_or(Value::Null, Value::Object));
+                        }
+                        match self
+                            .run_task(
+                                v,
+                                mode,
+                                handler,
+                                arguments.unwrap_or_default(),
+                                ctx,
+                                task_param.as_ref(),
+                            )
+                            .await?
+                        {
+                            TaskRun::Created(answer) => return Ok(answer),
+                            TaskRun::Finished(result) => result,
+                        }
+                    }
                 };
                 let arguments = kept_arguments.unwrap_or(Value::Null);
                 if let Some(answer) =
@@ -257,9 +347,15 @@ impl Server {
             }
             McpMethod::ReadResource => {
                 self.require("resources", method)?;
-                let uri = by_revision!(v, |m| {
-                    decode_params::<m::methods::ReadResource>(owned_params)?.uri
-                });
+                let uri = if v == ProtocolVersion::V2026_07_28 {
+                    decode_modern_params::<v2026_07_28::methods::ReadResource>(owned_params, meta)?
+                        .uri
+                } else {
+                    let owned_params = wire::params_with_meta(owned_params, meta);
+                    by_revision!(v, |m| {
+                        decode_params::<m::methods::ReadResource>(owned_params)?.uri
+                    })
+                };
                 let found = read_lock(&self.inner.resources)
                     .iter()
                     .find(|r| r.resource.uri == uri)

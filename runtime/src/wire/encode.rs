@@ -30,6 +30,19 @@ pub fn to_vec_with_capacity<T: Serialize + ?Sized>(
     Ok(out)
 }
 
+/// [`to_vec_with_capacity`], the text written after `room` free bytes at the start of the
+/// buffer (a result's room for its response envelope, `Encoded::after_room`).
+pub(crate) fn to_vec_after_room<T: Serialize + ?Sized>(
+    value: &T,
+    room: usize,
+    capacity: usize,
+) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Vec::with_capacity(room + capacity);
+    out.resize(room, b' ');
+    value.serialize(&mut Encoder { out: &mut out })?;
+    Ok(out)
+}
+
 struct Encoder<'a> {
     out: &'a mut Vec<u8>,
 }

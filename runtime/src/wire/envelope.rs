@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::message::{Invalid, Message, RequestId};
+use super::message::{params_with_meta, Invalid, Message, RequestId, RequestMeta};
 
 /// The members as written: `Some` whenever the key is present, even with `null` (so
 /// `"id": null` is not mistaken for an absent id). Strings are borrowed: one with
@@ -21,7 +21,7 @@ struct Envelope<'a> {
     jsonrpc: Option<&'a str>,
     id: Option<Value>,
     method: Option<&'a str>,
-    params: Option<Value>,
+    params: Option<(Value, Option<RequestMeta>)>,
     result: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
 }
@@ -73,53 +73,57 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// `params` as the `Value` the general path builds, except that an object's `_meta` member
-/// is borrowed as text and its value taken from [`super::meta_cache`] (a 2026-07-28 client
-/// sends the same `_meta` on every request). Params that are neither an object nor an
-/// array, and `_meta` texts the cache declines, are a data error: the general path takes
-/// the frame.
+/// is borrowed as text, its value taken from [`super::meta_cache`] (a 2026-07-28 client
+/// sends the same `_meta` on every request) and kept apart, with its place among the
+/// members. Params that are neither an object nor an array, and `_meta` texts the cache
+/// declines, are a data error: the general path takes the frame.
 struct Params;
 
 impl<'de> DeserializeSeed<'de> for Params {
-    type Value = Value;
+    type Value = (Value, Option<RequestMeta>);
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Params {
-    type Value = Value;
+    type Value = (Value, Option<RequestMeta>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("params: an object or an array")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         // Built as `Value`'s own visitor builds a map: keys in order, a repeated key's
-        // last value kept in the first one's place.
+        // last value kept in the first one's place (for `_meta`: its place among the
+        // other members when first seen, the last value).
         let mut members = serde_json::Map::new();
+        let mut meta: Option<RequestMeta> = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == RAW_VALUE_TOKEN {
                 return Err(A::Error::custom("a raw value token"));
             }
-            let value = if key == "_meta" {
+            if key == "_meta" {
                 let text: &'de RawValue = map.next_value()?;
-                super::meta_cache::value_of(text.get())
-                    .ok_or_else(|| A::Error::custom("a _meta left to the general path"))?
+                let shared = super::meta_cache::value_of(text.get())
+                    .ok_or_else(|| A::Error::custom("a _meta left to the general path"))?;
+                let at = meta.as_ref().map_or(members.len(), RequestMeta::place);
+                meta = Some(RequestMeta::shared(shared, at));
             } else {
-                map.next_value()?
-            };
-            members.insert(key, value);
+                let value = map.next_value()?;
+                members.insert(key, value);
+            }
         }
-        Ok(Value::Object(members))
+        Ok((Value::Object(members), meta))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
-        Ok(Value::Array(items))
+        Ok((Value::Array(items), None))
     }
 }
 
@@ -148,10 +152,22 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Option<Result<Message, Invalid>>, se
         },
     };
     // Only an object or an array gets here: `Params` declines anything else.
-    let params = envelope.params;
+    let (params, meta) = match envelope.params {
+        Some((params, meta)) => (Some(params), meta),
+        None => (None, None),
+    };
     let method = method.to_owned();
     Ok(Some(Ok(match id {
-        Some(id) => Message::Request { id, method, params },
-        None => Message::Notification { method, params },
+        Some(id) => Message::Request {
+            id,
+            method,
+            params,
+            meta,
+        },
+        // A notification's params are kept whole.
+        None => Message::Notification {
+            method,
+            params: params_with_meta(params, meta),
+        },
     })))
 }

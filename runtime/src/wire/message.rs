@@ -1,8 +1,11 @@
 //! What arrives, once parsed: JSON-RPC messages (requests, notifications, responses)
 //! with their ids, and frames of one message or a batch.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
+use mcp_generated::support::FromValue;
 use serde_json::Value;
 
 use super::error::RpcError;
@@ -53,8 +56,13 @@ pub enum Message {
         id: RequestId,
         /// The method.
         method: String,
-        /// The params, if any.
+        /// The params, if any, without their `_meta` member (see `meta`).
         params: Option<Value>,
+        /// The `_meta` member of params that are an object, taken out where the request
+        /// is parsed: a 2026-07-28 client sends the same `_meta` on every request, and it
+        /// is read once per distinct text, not by every layer of every request.
+        /// [`params_with_meta`] puts it back where it was.
+        meta: Option<RequestMeta>,
     },
     /// A notification (has `method`, no `id`).
     Notification {
@@ -70,6 +78,148 @@ pub enum Message {
         /// The result or the error.
         outcome: Result<Value, RpcError>,
     },
+}
+
+/// A request's `_meta` value, shared by every request that sent the same text (see
+/// `meta_cache`), with where it stood among its params' members.
+#[derive(Clone)]
+pub struct RequestMeta {
+    shared: Arc<SharedMeta>,
+    at: usize,
+}
+
+/// One `_meta` value, and what was decoded from it once for all the requests sharing it.
+pub(crate) struct SharedMeta {
+    value: Value,
+    /// The first typed decode asked of it (the revision's `_meta` type, in practice the
+    /// one of the 2026-07-28 request params): `Some` when it decoded, `None` when not.
+    typed: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The first value derived from it (in practice the request's modern negotiation).
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl SharedMeta {
+    pub(crate) fn new(value: Value) -> Arc<SharedMeta> {
+        Arc::new(SharedMeta {
+            value,
+            typed: OnceLock::new(),
+            derived: OnceLock::new(),
+        })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl RequestMeta {
+    /// `value`, which stood at index `at` among its params' members.
+    pub fn new(value: Value, at: usize) -> RequestMeta {
+        RequestMeta::shared(SharedMeta::new(value), at)
+    }
+
+    pub(crate) fn shared(shared: Arc<SharedMeta>, at: usize) -> RequestMeta {
+        RequestMeta { shared, at }
+    }
+
+    /// The `_meta` value as sent (of any JSON type).
+    pub fn value(&self) -> &Value {
+        &self.shared.value
+    }
+
+    /// Its index among its params' members (`_meta` counted out).
+    pub(crate) fn place(&self) -> usize {
+        self.at
+    }
+
+    /// The value decoded as `T`, or `None` if it does not decode as one. Decoded once per
+    /// shared value for the first `T` asked (a copy of that decode after), else each time.
+    pub(crate) fn typed<T: FromValue + Clone + Send + Sync + 'static>(&self) -> Option<T> {
+        let decode = || T::from_value(self.value().clone()).ok();
+        let first = self.shared.typed.get_or_init(|| Box::new(decode()));
+        match first.downcast_ref::<Option<T>>() {
+            Some(typed) => typed.clone(),
+            None => decode(),
+        }
+    }
+
+    /// `derive(value)`, computed once per shared value for the first `T` asked (a copy of
+    /// it after), else each time: `derive` must depend on the value only.
+    pub(crate) fn derived<T: Clone + Send + Sync + 'static>(
+        &self,
+        derive: impl Fn(&Value) -> T,
+    ) -> T {
+        let first = self
+            .shared
+            .derived
+            .get_or_init(|| Box::new(derive(self.value())));
+        match first.downcast_ref::<T>() {
+            Some(derived) => derived.clone(),
+            None => derive(self.value()),
+        }
+    }
+
+    /// The value, taken without a copy when no other request shares it.
+    fn into_value(self) -> Value {
+        Arc::try_unwrap(self.shared).map_or_else(|shared| shared.value.clone(), |s| s.value)
+    }
+}
+
+impl PartialEq for RequestMeta {
+    fn eq(&self, other: &RequestMeta) -> bool {
+        self.at == other.at && self.value() == other.value()
+    }
+}
+
+impl fmt::Debug for RequestMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestMeta")
+            .field("value", self.value())
+            .field("at", &self.at)
+            .finish()
+    }
+}
+
+/// The params as sent: `meta` put back in `params` where it stood. For the readers that
+/// need the whole params (the typed decode of a revision whose params do not require
+/// `_meta`, a client's handlers, re-encoding).
+#[inline]
+pub fn params_with_meta(params: Option<Value>, meta: Option<RequestMeta>) -> Option<Value> {
+    match meta {
+        // Most requests: nothing to put back, and no call made.
+        None => params,
+        Some(meta) => put_back(params, meta),
+    }
+}
+
+fn put_back(params: Option<Value>, meta: RequestMeta) -> Option<Value> {
+    let at = meta.at;
+    match params {
+        Some(Value::Object(mut members)) => {
+            members.shift_insert(at.min(members.len()), "_meta".to_owned(), meta.into_value());
+            Some(Value::Object(members))
+        }
+        // `meta` only ever comes out of object params; other params are left as they are.
+        other => other,
+    }
+}
+
+/// `_meta` taken out of `params` when they are an object that has it: the params without
+/// it, and the value with where it stood.
+pub(crate) fn split_meta(params: Option<Value>) -> (Option<Value>, Option<RequestMeta>) {
+    match params {
+        Some(Value::Object(mut members)) => {
+            let at = members.keys().position(|k| k == "_meta");
+            let meta = at.and_then(|at| {
+                members
+                    .shift_remove("_meta")
+                    .map(|value| RequestMeta::new(value, at))
+            });
+            (Some(Value::Object(members)), meta)
+        }
+        other => (other, None),
+    }
 }
 
 /// A message that cannot be processed, with the id to answer it with (if any could be

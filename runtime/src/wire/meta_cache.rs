@@ -2,8 +2,8 @@
 //! `_meta` on every request (its revision, its capabilities, often its identity): parsing
 //! it into a `Value` per request — two 40-byte keys allocated and hashed with SipHash into
 //! two maps — was the largest part of what a 2026-07-28 request costs more than a legacy
-//! one. The text seen twice is kept with its parsed value; later requests get a copy of
-//! the value (the same allocations, none of the scanning and hashing).
+//! one. The text seen twice is kept with its parsed value; later requests share that value
+//! (and what was decoded from it once, see [`super::message::RequestMeta`]).
 //!
 //! Per thread, so no lock is taken: each runtime worker learns a client's `_meta` once.
 //! Bounded: [`ENTRIES`] texts of at most [`LONGEST`] bytes per thread. A text is kept only
@@ -12,8 +12,11 @@
 //! into the cache.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use super::message::SharedMeta;
 
 /// Texts kept per thread.
 const ENTRIES: usize = 8;
@@ -29,7 +32,7 @@ const DEEPEST: usize = 64;
 
 #[derive(Default)]
 struct Cache {
-    entries: Vec<(Box<str>, Value)>,
+    entries: Vec<(Box<str>, Arc<SharedMeta>)>,
     /// Where the next entry goes once `entries` is full (round robin).
     next_entry: usize,
     seen: [u64; SEEN],
@@ -41,29 +44,30 @@ thread_local! {
 }
 
 /// The value of a `_meta` member whose JSON text is `text` (as the parser borrowed it):
-/// a copy of the cached value, or the text parsed. `None` when the text does not parse or
+/// the cached value, shared, or the text parsed. `None` when the text does not parse or
 /// nests deeper than [`DEEPEST`]: the caller leaves the frame to the general path, which
 /// says why.
-pub(super) fn value_of(text: &str) -> Option<Value> {
+pub(super) fn value_of(text: &str) -> Option<Arc<SharedMeta>> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if let Some((_, value)) = cache.entries.iter().find(|(t, _)| t.as_ref() == text) {
-            return Some(value.clone());
+        if let Some((_, shared)) = cache.entries.iter().find(|(t, _)| t.as_ref() == text) {
+            return Some(Arc::clone(shared));
         }
         let value: Value = serde_json::from_str(text).ok()?;
         if depth(&value) > DEEPEST {
             return None;
         }
+        let shared = SharedMeta::new(value);
         if text.len() <= LONGEST {
-            cache.remember(text, &value);
+            cache.remember(text, &shared);
         }
-        Some(value)
+        Some(shared)
     })
 }
 
 impl Cache {
     /// Keeps `text` if it was seen before, else notes that it has been seen.
-    fn remember(&mut self, text: &str, value: &Value) {
+    fn remember(&mut self, text: &str, shared: &Arc<SharedMeta>) {
         let hash = fnv1a(text.as_bytes());
         if !self.seen.contains(&hash) {
             let at = self.next_seen;
@@ -73,7 +77,7 @@ impl Cache {
             self.next_seen = (at + 1) % SEEN;
             return;
         }
-        let entry = (Box::from(text), value.clone());
+        let entry = (Box::from(text), Arc::clone(shared));
         if self.entries.len() < ENTRIES {
             self.entries.push(entry);
         } else if let Some(slot) = self.entries.get_mut(self.next_entry) {
@@ -110,7 +114,10 @@ mod tests {
         let parsed: Value = serde_json::from_str(text).unwrap_or_default();
         // First sighting, second (kept), third (served from the cache).
         for _ in 0..3 {
-            assert_eq!(value_of(text), Some(parsed.clone()));
+            assert_eq!(
+                value_of(text).map(|s| s.value().clone()),
+                Some(parsed.clone())
+            );
         }
         assert!(CACHE.with(|c| c.borrow().entries.iter().any(|(t, _)| t.as_ref() == text)));
     }
@@ -118,8 +125,8 @@ mod tests {
     #[test]
     fn deep_or_invalid_texts_are_left_to_the_general_path() {
         let deep = format!("{}1{}", "[".repeat(DEEPEST + 1), "]".repeat(DEEPEST + 1));
-        assert_eq!(value_of(&deep), None);
-        assert_eq!(value_of(r#"{"a":"\ud800"}"#), None);
+        assert!(value_of(&deep).is_none());
+        assert!(value_of(r#"{"a":"\ud800"}"#).is_none());
     }
 
     #[test]

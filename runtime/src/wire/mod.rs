@@ -13,7 +13,8 @@ mod outgoing;
 mod parse;
 
 pub use error::{ErrorCode, RpcError};
-pub use message::{Frame, Invalid, Message, RequestId};
+pub use message::{params_with_meta, Frame, Invalid, Message, RequestId, RequestMeta};
+pub(crate) use outgoing::ENVELOPE_ROOM;
 pub use outgoing::{
     batch, error_response, notification, request, result_response, Encoded, Outgoing, OutgoingKind,
 };

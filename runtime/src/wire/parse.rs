@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::envelope;
 use super::error::{ErrorCode, RpcError};
-use super::message::{Frame, Invalid, Message, RequestId};
+use super::message::{split_meta, Frame, Invalid, Message, RequestId};
 
 /// Parses a frame. Malformed JSON is `-32700` with no id; an empty batch or a value that
 /// is not a message is `-32600`.
@@ -118,7 +118,15 @@ pub fn parse_message(value: Value) -> Result<Message, Invalid> {
     }
     match obj.remove("method") {
         Some(Value::String(method)) => Ok(match id {
-            Some(id) => Message::Request { id, method, params },
+            Some(id) => {
+                let (params, meta) = split_meta(params);
+                Message::Request {
+                    id,
+                    method,
+                    params,
+                    meta,
+                }
+            }
             None => Message::Notification { method, params },
         }),
         Some(_) => Err(invalid(id, "method must be a string")),
@@ -295,6 +303,66 @@ mod tests {
                     format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
                 for _ in 0..3 {
                     assert_same(message.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// A request's `_meta` is taken out of its params (by both paths), and put back where
+    /// it stood: the params as sent, member for member and in order; a notification keeps
+    /// its params whole.
+    #[test]
+    fn a_requests_meta_is_taken_out_and_put_back_where_it_stood() {
+        use super::super::message::params_with_meta;
+        let meta =
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","k":[1,{"b":2,"a":1}]}"#;
+        let cases = [
+            format!(r#"{{"_meta":{meta},"name":"x","arguments":{{"z":1,"a":2}}}}"#),
+            format!(r#"{{"name":"x","_meta":{meta},"arguments":{{}}}}"#),
+            format!(r#"{{"name":"x","arguments":null,"_meta":{meta}}}"#),
+            format!(r#"{{"_meta":1,"name":"x","_meta":{meta},"name":"y"}}"#),
+            format!(r#"{{"name":"x","b":1,"name":"y","_meta":{meta}}}"#),
+            format!(r#"{{"_meta":{meta}}}"#),
+            r#"{"_meta":null,"a":1}"#.to_owned(),
+            r#"{"_meta":"text"}"#.to_owned(),
+            r#"{"a":1}"#.to_owned(),
+            format!(r#"[{meta},1]"#),
+        ];
+        for params in &cases {
+            let sent: Value = serde_json::from_str(params).unwrap_or_default();
+            let sent_text = sent.to_string();
+            let has_meta = sent.get("_meta").is_some();
+            for _ in 0..3 {
+                let request =
+                    format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
+                for frame in [
+                    parse_frame(request.as_bytes()),
+                    parse_frame_general(request.as_bytes()),
+                ] {
+                    let Frame::Single(Ok(Message::Request { params, meta, .. })) = frame else {
+                        panic!("{request}: not a request");
+                    };
+                    assert_eq!(meta.is_some(), has_meta, "{request}");
+                    assert!(
+                        params.as_ref().and_then(|p| p.get("_meta")).is_none(),
+                        "{request}"
+                    );
+                    let whole = params_with_meta(params, meta).unwrap_or_default();
+                    assert_eq!(whole.to_string(), sent_text, "{request}");
+                }
+                let notification = format!(r#"{{"jsonrpc":"2.0","method":"x","params":{params}}}"#);
+                for frame in [
+                    parse_frame(notification.as_bytes()),
+                    parse_frame_general(notification.as_bytes()),
+                ] {
+                    let Frame::Single(Ok(Message::Notification { params, .. })) = frame else {
+                        panic!("{notification}: not a notification");
+                    };
+                    assert_eq!(
+                        params.unwrap_or_default().to_string(),
+                        sent_text,
+                        "{notification}"
+                    );
                 }
             }
         }

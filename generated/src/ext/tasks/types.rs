@@ -3252,7 +3252,7 @@ impl crate::support::FromValue for CreateMessageResultContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -3406,11 +3406,16 @@ impl crate::support::FromValue for ElicitRequestParams {
                 consts: &[("mode", &["url"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::FormParams(m))
                         }
@@ -3418,7 +3423,9 @@ impl crate::support::FromValue for ElicitRequestParams {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::UrlParams(m))
                         }
@@ -3436,9 +3443,7 @@ impl crate::support::FromValue for ElicitRequestParams {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
@@ -3467,11 +3472,16 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 consts: &[],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::TextResourceContents(m))
                         }
@@ -3479,7 +3489,9 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BlobResourceContents(m))
                         }
@@ -3497,9 +3509,7 @@ impl crate::support::FromValue for EmbeddedResourceResource {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for EmbeddedResourceResource {
@@ -3657,11 +3667,16 @@ impl crate::support::FromValue for InputResponse {
                 consts: &[("action", &["accept", "cancel", "decline"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::CreateMessageResult(m))
                         }
@@ -3669,7 +3684,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ListRootsResult(m))
                         }
@@ -3677,7 +3694,9 @@ impl crate::support::FromValue for InputResponse {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::ElicitResult(m))
                         }
@@ -3695,9 +3714,7 @@ impl crate::support::FromValue for InputResponse {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for InputResponse {
@@ -3797,11 +3814,16 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                 consts: &[("type", &["string"])],
             },
         ];
+        let order = crate::support::ranked(&value, SHAPES);
+        let count = order.len();
+        let mut value = ::std::option::Option::Some(value);
         let mut error = ::std::option::Option::None;
-        for index in crate::support::ranked(&value, SHAPES) {
+        for (position, index) in order.into_iter().enumerate() {
             let attempt = match index {
                 0usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::StringSchema(m))
                         }
@@ -3809,7 +3831,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 1usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::NumberSchema(m))
                         }
@@ -3817,7 +3841,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 2usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::BooleanSchema(m))
                         }
@@ -3825,7 +3851,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 3usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::UntitledSingleSelectEnumSchema(m),
@@ -3835,7 +3863,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 4usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::TitledSingleSelectEnumSchema(m),
@@ -3845,7 +3875,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 5usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::UntitledMultiSelectEnumSchema(m),
@@ -3855,7 +3887,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 6usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(
                                 Self::TitledMultiSelectEnumSchema(m),
@@ -3865,7 +3899,9 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                     }
                 }
                 7usize => {
-                    match crate::support::member_ref(&value) {
+                    match crate::support::member(
+                        crate::support::candidate(&mut value, position + 1 == count),
+                    ) {
                         ::std::result::Result::Ok(m) => {
                             ::std::result::Result::Ok(Self::LegacyTitledEnumSchema(m))
                         }
@@ -3883,9 +3919,7 @@ impl crate::support::FromValue for PrimitiveSchemaDefinition {
                 }
             }
         }
-        ::std::result::Result::Err(
-            error.unwrap_or_else(|| crate::support::not_an_object(&value)),
-        )
+        ::std::result::Result::Err(crate::support::first_error(error, value))
     }
 }
 impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
@@ -3900,7 +3934,7 @@ impl crate::support::FromValue for SamplingMessageContent {
         value: ::serde_json::Value,
     ) -> ::std::result::Result<Self, crate::support::DispatchError> {
         if !value.is_object() {
-            return crate::support::member(value.clone()).map(Self::Array);
+            return crate::support::member(value).map(Self::Array);
         }
         match crate::support::tag(&value, "type")? {
             "text" => {
@@ -6819,9 +6853,7 @@ impl crate::support::FromValue for ElicitResultContentValue {
         ) {
             return ::std::result::Result::Ok(Self::Variant0(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::Variant1(inner));
         }
         ::std::result::Result::Err(
@@ -6862,9 +6894,7 @@ impl crate::support::FromValue for ElicitResultContentValueVariant1 {
         ) {
             return ::std::result::Result::Ok(Self::Integer(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::String(inner));
         }
         ::std::result::Result::Err(
@@ -10327,9 +10357,7 @@ impl crate::support::FromValue for RequestId {
         ) {
             return ::std::result::Result::Ok(Self::Integer(inner));
         }
-        if let ::std::result::Result::Ok(inner) = crate::support::from_value(
-            value.clone(),
-        ) {
+        if let ::std::result::Result::Ok(inner) = crate::support::from_value(value) {
             return ::std::result::Result::Ok(Self::String(inner));
         }
         ::std::result::Result::Err(crate::support::no_variant("RequestId"))

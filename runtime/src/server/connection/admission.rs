@@ -67,24 +67,38 @@ impl Connection {
         tokio::spawn(hook(ctx));
     }
 
-    pub(super) fn progress_token(params: Option<&Value>) -> Option<Value> {
-        wire::member(wire::member(params, "_meta"), "progressToken")
+    /// The progress token in a request's `_meta` value.
+    pub(super) fn progress_token(meta: Option<&Value>) -> Option<Value> {
+        wire::member(meta, "progressToken")
             .filter(|t| t.is_string() || t.is_number())
             .cloned()
     }
 
+    /// Admits a request. `meta` is the `_meta` of a request served statelessly (see
+    /// `modern_meta`), taken out of `params`; any other request has its `_meta` in
+    /// `params`.
     pub(super) fn admit_request(
         &self,
         method: &str,
         params: Option<&Value>,
+        request_meta: Option<&RequestMeta>,
         cancel: CancellationToken,
         reply: &mpsc::Sender<Outgoing>,
         principal: Option<&Arc<Principal>>,
     ) -> Admission {
         let server = &self.server;
-        let modern_served = server.versions().of_era(Era::Modern).next().is_some();
-        if modern_served && version::has_modern_meta(params) {
-            let meta = match version::negotiate_modern(params, server.versions()) {
+        if let Some(request_meta) = request_meta {
+            let meta_value = Some(request_meta.value());
+            // Negotiated once per shared `_meta` value (a client sends the same one on every
+            // request), for this server's revisions.
+            let served = server.versions();
+            let negotiate =
+                |meta: &Value| (served, version::negotiate_modern_meta(Some(meta), served));
+            let negotiated = match request_meta.derived(negotiate) {
+                (set, negotiated) if set == served => negotiated,
+                _ => version::negotiate_modern_meta(meta_value, served),
+            };
+            let meta = match negotiated {
                 Ok(meta) => meta,
                 Err(e) => return Admission::Answer(Err(e)),
             };
@@ -100,7 +114,8 @@ impl Connection {
                     .find(|m| *m == method)
                     .unwrap_or("tasks");
                 let server = server.clone();
-                let params = params.cloned();
+                // The extension's methods read their params whole.
+                let params = wire::params_with_meta(params.cloned(), Some(request_meta.clone()));
                 let caps = meta.client_capabilities;
                 return Admission::Work(
                     name,
@@ -115,7 +130,7 @@ impl Connection {
                 Ok(m) => m,
                 Err(e) => return Admission::Answer(Err(e)),
             };
-            if let Some(answer) = server.answer_now(v, method, params) {
+            if let Some(answer) = server.answer_now(v, method, params, Some(request_meta)) {
                 return Admission::Answer(answer);
             }
             let log = match meta.log_level.as_deref().and_then(LogLevel::parse) {
@@ -138,7 +153,7 @@ impl Connection {
             };
             let ctx = Context::new(
                 peer,
-                Self::progress_token(params),
+                Self::progress_token(meta_value),
                 log,
                 asker,
                 self.server.inner.events.clone(),
@@ -176,7 +191,7 @@ impl Connection {
             Ok(m) => m,
             Err(e) => return Admission::Answer(Err(e)),
         };
-        if let Some(answer) = server.answer_now(v, method, params) {
+        if let Some(answer) = server.answer_now(v, method, params, None) {
             return Admission::Answer(answer);
         }
         match method {
@@ -194,7 +209,7 @@ impl Connection {
                 };
                 let ctx = Context::new(
                     peer,
-                    Self::progress_token(params),
+                    Self::progress_token(wire::member(params, "_meta")),
                     LogFilter::Session(self.log_level.clone()),
                     Asker::Legacy {
                         pending: Arc::clone(&self.pending),

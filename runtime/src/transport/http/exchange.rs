@@ -14,7 +14,9 @@ use super::event_store::SessionStreams;
 use super::replicas::SessionSync;
 use super::responses::{json_response, shutting_down, sse_event, sse_response};
 use super::sessions::AppState;
-use crate::server::connection::Connection;
+use crate::cancel::CancellationToken;
+use crate::combine::BoxFuture;
+use crate::server::connection::{spawn_answer, Connection, Started};
 use crate::wire::{Frame, Invalid, Message, Outgoing, RequestId};
 
 /// How JSON-RPC errors map to HTTP statuses (stateless wire only).
@@ -34,6 +36,14 @@ pub(super) fn status_for(map: Option<StatusMap>, answer: &Outgoing) -> StatusCod
 /// Sends a POST body into a connection and turns what comes back into the HTTP answer:
 /// 202 for notifications and responses only; JSON when the answer comes first; else an
 /// SSE stream of the request's notifications followed by its answer.
+///
+/// A single request's handler runs in this POST's own task while the answer may still
+/// come first: answered before anything else was sent, it becomes the JSON answer with
+/// no task spawned and no hop through a channel (per request: a task's allocation and
+/// scheduling, a wake-up of this task, on a busy server often from the other core). As
+/// soon as a notification comes first (or the POST ends early, or a polling session's
+/// time limit passes), the handler goes on as a task of its own, as every handler did
+/// before, its answer after its notifications on the stream.
 pub(super) async fn dispatch(
     conn: &Arc<Connection>,
     frame: Frame,
@@ -51,13 +61,9 @@ pub(super) async fn dispatch(
         Some(_) => request_ids(&frame),
         None => Vec::new(),
     };
-    let requests = conn.handle_parsed_as(frame, &tx, caller.principal()).await;
-    drop(tx);
+    let begun = conn.start_parsed_as(frame, &tx, caller.principal()).await;
     if let Some(sync) = sync {
         sync.after_admission(conn).await;
-    }
-    if requests == 0 {
-        return StatusCode::ACCEPTED.into_response();
     }
     // A stateless request lives as long as its HTTP exchange: if the client goes away
     // before the first message (`stateless` is dropped with this future) or the server
@@ -69,12 +75,43 @@ pub(super) async fn dispatch(
         .and_then(SessionStreams::polling)
         .and_then(|p| p.close_after)
         .map(|after| started + after);
-    let first = match (&stateless, polled_deadline) {
-        (Some(p), _) => tokio::select! {
-            first = rx.recv() => first,
-            () = p.state.closing.cancelled() => return shutting_down(),
+    let closing = stateless.as_ref().map(|p| &p.state.closing);
+    let mut first = None;
+    match begun {
+        Started::Sent(0) => return StatusCode::ACCEPTED.into_response(),
+        Started::Sent(_) => {}
+        Started::Answer(answer) => match answered(answer, &tx, &mut rx) {
+            Ok(answer) => return json_response(status_for(map, &answer), &answer),
+            Err(queued) => first = Some(queued),
         },
-        (None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
+        Started::Handler(task) => {
+            let mut inline = Inline {
+                task: Some(task),
+                reply: tx.clone(),
+            };
+            match inline.run(&mut rx, closing, polled_deadline).await {
+                Raced::Answered(Some(answer)) => match answered(answer, &tx, &mut rx) {
+                    Ok(answer) => return json_response(status_for(map, &answer), &answer),
+                    Err(queued) => first = Some(queued),
+                },
+                // Cancelled: what it sent before, if anything, is read below.
+                Raced::Answered(None) => {}
+                Raced::Sent(message) => first = Some(message),
+                Raced::Closing => return shutting_down(),
+                // The handler goes on as a task (`inline` is dropped); the stream below
+                // carries its answer.
+                Raced::TimeLimit => {}
+            }
+        }
+    }
+    drop(tx);
+    let first = match (first, closing, polled_deadline) {
+        (Some(first), _, _) => Some(first),
+        (None, Some(closing), _) => tokio::select! {
+            first = rx.recv() => first,
+            () = closing.cancelled() => return shutting_down(),
+        },
+        (None, None, Some(deadline)) => match tokio::time::timeout_at(deadline, rx.recv()).await {
             Ok(first) => first,
             Err(_) => {
                 if let Some(streams) = streams {
@@ -85,7 +122,7 @@ pub(super) async fn dispatch(
                 rx.recv().await
             }
         },
-        (None, None) => rx.recv().await,
+        (None, None, None) => rx.recv().await,
     };
     let Some(first) = first else {
         // Every request was cancelled: nothing to say.
@@ -123,6 +160,101 @@ pub(super) async fn dispatch(
         },
     );
     sse_response(Body::from_stream(events))
+}
+
+/// An answer known here, before anything went to the stream: `Ok` when nothing was sent
+/// before it (the JSON answer), else the first message sent, with the answer queued
+/// behind what came before it.
+fn answered(
+    answer: Outgoing,
+    tx: &mpsc::Sender<Outgoing>,
+    rx: &mut mpsc::Receiver<Outgoing>,
+) -> Result<Outgoing, Outgoing> {
+    let Ok(first) = rx.try_recv() else {
+        return Ok(answer);
+    };
+    if let Err(full) = tx.try_send(answer) {
+        // Only a full queue (this function holds `rx`): the answer waits for room.
+        let answer = full.into_inner();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let _ = tx.send(answer).await;
+        });
+    }
+    Err(first)
+}
+
+/// How a handler run in the POST's task ended its race (see [`dispatch`]).
+enum Raced {
+    /// The handler finished first (`None`: its request was cancelled).
+    Answered(Option<Outgoing>),
+    /// A message came first (a notification, a request to the client): the handler
+    /// now runs as a task of its own.
+    Sent(Outgoing),
+    /// The server closed (stateless requests).
+    Closing,
+    /// A polling session's time limit for the POST passed; the handler runs on as a task.
+    TimeLimit,
+}
+
+/// A request's handler run in the POST's own task. If it has not finished when this is
+/// dropped (a notification came first, the client went away, the server closed), the
+/// rest of it runs as a task of its own, its answer sent to `reply`: its bookkeeping (the
+/// request's place among those in flight) and its answer are never lost.
+struct Inline {
+    task: Option<BoxFuture<'static, Option<Outgoing>>>,
+    reply: mpsc::Sender<Outgoing>,
+}
+
+impl Inline {
+    /// Runs the handler until it answers, a message comes first, the server closes or
+    /// the time limit passes.
+    async fn run(
+        &mut self,
+        rx: &mut mpsc::Receiver<Outgoing>,
+        closing: Option<&CancellationToken>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Raced {
+        let Some(task) = self.task.as_mut() else {
+            return Raced::Answered(None);
+        };
+        let closed = async {
+            match closing {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let time_limit = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let raced = tokio::select! {
+            biased;
+            answer = task => Raced::Answered(answer),
+            // `self` holds a sender: the channel is open while the handler runs.
+            Some(message) = rx.recv() => Raced::Sent(message),
+            () = closed => Raced::Closing,
+            () = time_limit => Raced::TimeLimit,
+        };
+        if matches!(raced, Raced::Answered(_)) {
+            // Finished: nothing is left to run as a task.
+            self.task = None;
+        }
+        raced
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            // Outside a runtime (it is shutting down) there is nothing left to run it on.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                spawn_answer(task, self.reply.clone());
+            }
+        }
+    }
 }
 
 /// The ids of the requests in a frame.

@@ -1,6 +1,6 @@
 //! Checks every request passes first: Host and Origin against the allowed hosts (DNS-rebinding protection), and header reading.
 
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, StatusCode};
 use axum::response::Response;
 
 use super::authorize::{self, Caller};
@@ -65,11 +65,21 @@ pub(super) fn check_host(config: &HttpConfig, headers: &HeaderMap) -> Result<(),
     Ok(())
 }
 
+/// The MCP headers read on every request, as header names made once: `HeaderMap::get`
+/// with a `&str` parses and lower-cases the name each time.
+static KNOWN: [HeaderName; 4] = [
+    HeaderName::from_static(http_headers::SESSION_ID),
+    HeaderName::from_static(http_headers::PROTOCOL_VERSION),
+    HeaderName::from_static(http_headers::METHOD),
+    HeaderName::from_static(http_headers::NAME),
+];
+
 pub(super) fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
+    let value = match KNOWN.iter().find(|known| known.as_str() == name) {
+        Some(known) => headers.get(known),
+        None => headers.get(name),
+    };
+    value.and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
 impl http_headers::HeaderLookup for HeaderMap {

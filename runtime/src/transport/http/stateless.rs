@@ -22,6 +22,8 @@ pub(super) struct Probe<'a> {
     pub(super) id: Option<RequestId>,
     pub(super) method: &'a str,
     pub(super) params: Option<&'a Value>,
+    /// The request's `_meta` value (taken out of `params` when the request was parsed).
+    pub(super) meta: Option<&'a Value>,
 }
 
 /// Validates a stateless (2026-07-28) request's headers against its body, in the order
@@ -41,6 +43,7 @@ pub(super) fn stateless_refusal(
         headers,
         probe.method,
         probe.params,
+        probe.meta,
         state.server.versions(),
     ) {
         return Some(refuse(&e));
