@@ -12,7 +12,7 @@ use super::message::RequestId;
 /// JSON text encoded once — a result or a whole message — and shared, not copied, by
 /// whoever passes it on (the writer, an HTTP body, an SSE event store, a cached list page).
 ///
-/// A result encoded for a response may sit after [`ENVELOPE_ROOM`] free bytes of its
+/// A result encoded for a response may sit after a few free bytes (`ENVELOPE_ROOM`) of its
 /// buffer: [`result_response`] writes the JSON-RPC envelope's head there and its closing
 /// brace after the text, so the result is not copied into a second buffer (for a 64 KiB
 /// `resources/read`, a copy of every byte).
