@@ -166,9 +166,8 @@ impl ServerBuilder {
         let mut builder = self.tool(tool, move |args, ctx| {
             let handler = Arc::clone(&by_value);
             async move {
-                let typed: A = serde_json::from_value(Value::Object(args)).map_err(|e| {
-                    ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
-                })?;
+                let typed: A =
+                    serde_json::from_value(Value::Object(args)).map_err(invalid_arguments)?;
                 handler(typed, ctx)
                     .await
                     .into_tool_result()
@@ -183,9 +182,7 @@ impl ServerBuilder {
             let typed = A::deserialize(args);
             let handler = Arc::clone(&handler);
             async move {
-                let typed = typed.map_err(|e| {
-                    ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
-                })?;
+                let typed = typed.map_err(invalid_arguments)?;
                 handler(typed, ctx)
                     .await
                     .into_tool_result()
@@ -478,4 +475,10 @@ where
         Box::pin(async move { running.await.into_prompt_result() })
     });
     PromptEntry { prompt, handler }
+}
+
+/// A typed tool's arguments that do not decode into its type: `-32602`, saying why.
+#[cfg(feature = "typed-tools")]
+fn invalid_arguments(e: serde_json::Error) -> ToolError {
+    ToolError::protocol(RpcError::invalid_params(format!("invalid arguments: {e}")))
 }
