@@ -808,6 +808,68 @@ async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
     );
 }
 
+/// The end of input drains the connection: an open `subscriptions/listen` (a request that
+/// never ends on its own) ends at once with its result, instead of holding the end for the
+/// whole grace period and being cancelled without an answer.
+#[tokio::test]
+async fn the_end_of_stdio_input_ends_an_open_listen_with_its_result() {
+    let mut limits = Limits::default();
+    // Far beyond the kit's patience: waiting for it fails the test.
+    limits.shutdown_grace = Duration::from_secs(600);
+    let (server, _) = fault_server(limits, VersionSet::ALL);
+    let mut p = Stdio::serve(server);
+    let params =
+        json!({"_meta": modern_meta(json!({})), "notifications": {"toolsListChanged": true}});
+    p.send(&rpc(7, "subscriptions/listen", params)).await;
+    let ack = p.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let after = p.close().await;
+    assert_eq!(after.len(), 1, "only the listen's result: {after:?}");
+    assert_eq!(after[0]["id"], 7, "{after:?}");
+    assert_eq!(after[0]["result"]["resultType"], "complete", "{after:?}");
+}
+
+/// SIGTERM over HTTP with a stateless `subscriptions/listen` open: its stream ends with the
+/// listen's result and the server exits at once, not at the end of the grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_http_ends_an_open_listen_with_its_result() {
+    let mut server = HttpServer::start_example("conformance_server");
+    let http = Http::new(&server.url(""));
+    let params =
+        json!({"_meta": modern_meta(json!({})), "notifications": {"toolsListChanged": true}});
+    let headers = [
+        ("mcp-protocol-version", kit::MODERN),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let mut listen = http
+        .post_stream(&headers, rpc(7, "subscriptions/listen", params))
+        .await;
+    let (_, ack) = listen.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let start = Instant::now();
+    sigterm(server.pid());
+    let rest = listen.rest().await;
+    let last = rest.last().cloned().unwrap_or(Value::Null);
+    assert_eq!(
+        last["id"], 7,
+        "the listen's result ends its stream: {rest:?}"
+    );
+    assert_eq!(last["result"]["resultType"], "complete", "{rest:?}");
+    let status = tokio::task::spawn_blocking(move || server.wait_exit())
+        .await
+        .expect("wait");
+    assert!(status.success(), "exit status {status}");
+    // Draining did not wait for the listen: the grace period is for work that ends.
+    let elapsed = start.elapsed();
+    assert!(elapsed < GRACE - Duration::from_secs(2), "{elapsed:?}");
+}
+
 // ───────────────────────────── 3. hostile input ─────────────────────────────
 
 // Oversized: a stdio line over `Limits::max_message_bytes` is consumed and answered

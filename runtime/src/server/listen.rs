@@ -18,7 +18,8 @@ use crate::wire::{Encoded, RequestId, RpcError};
 impl Server {
     /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
     /// forwards the matching change notifications, each tagged with the subscription id,
-    /// until the client cancels or goes away (then nothing more is sent).
+    /// until the client cancels or goes away (then nothing more is sent), or the
+    /// connection drains (then the subscription ends with its result).
     pub(super) async fn listen(
         &self,
         v: ProtocolVersion,
@@ -101,10 +102,17 @@ impl Server {
             };
             #[cfg(not(feature = "tasks"))]
             let woken = std::future::pending::<()>();
-            let event = match first(ctx.cancelled(), first(events.recv(), woken)).await {
-                First::A(()) => break,
-                First::B(First::A(e)) => e,
-                First::B(First::B(())) => continue,
+            let event = match first(
+                ctx.cancelled(),
+                first(ctx.draining(), first(events.recv(), woken)),
+            )
+            .await
+            {
+                // Cancelled: nothing more is sent. Draining: the subscription ends with
+                // its result, as at the end of the server's events.
+                First::A(()) | First::B(First::A(())) => break,
+                First::B(First::B(First::A(e))) => e,
+                First::B(First::B(First::B(()))) => continue,
             };
             let (method, params) = match event {
                 Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
