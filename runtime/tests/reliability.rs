@@ -201,6 +201,45 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     );
 }
 
+/// A GET with `Last-Event-ID` while the session's GET stream is still open (its client
+/// lost it; the server does not know yet) takes the stream over: the older connection
+/// ends, each later event goes to the resumed one only, and the session still has one GET
+/// stream (a new GET without `Last-Event-ID` is refused, 409, even after the older
+/// connection is gone).
+#[tokio::test]
+async fn a_resumed_get_stream_takes_over_the_open_one() {
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let http = serve(server.clone(), HttpConfig::default()).await;
+    let sid = http.session("2025-11-25", json!({})).await;
+    let mut older = http.get_stream(&sid, None).await;
+    server.notify(ServerEvent::ToolsChanged);
+    let (last, m) = older.next_message().await;
+    assert_eq!(m["method"], "notifications/tools/list_changed", "{m}");
+    let last = last.expect("events carry ids");
+    let mut resumed = http.get_stream(&sid, Some(&last)).await;
+    assert!(
+        older.rest().await.is_empty(),
+        "the older connection ends, carrying nothing more"
+    );
+    server.notify(ServerEvent::ResourcesChanged);
+    let (_, m) = resumed.next_message().await;
+    assert_eq!(m["method"], "notifications/resources/list_changed", "{m}");
+    drop(older);
+    let fresh = http
+        .client()
+        .get(http.url("/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .expect("GET /mcp");
+    assert_eq!(
+        fresh.status(),
+        StatusCode::CONFLICT,
+        "one GET stream per session"
+    );
+}
+
 #[tokio::test]
 async fn a_cancelled_handler_is_dropped_and_never_answered() {
     // stdio (behaviour.rs `cancelled_requests_are_not_answered` covers a handler that

@@ -5,7 +5,6 @@
 //! GET stream, a changed or ended session, a task's cancellation or answers for the
 //! replica that runs its handler.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -75,7 +74,6 @@ pub(super) fn local_session(
     Arc::new(Session {
         conn,
         streams: Some(streams),
-        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
@@ -552,7 +550,11 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         // is).
         let open: Vec<Arc<Session>> = lock(&state.sessions)
             .values()
-            .filter(|s| s.streams.is_some() && s.get_open.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|s| {
+                s.streams
+                    .as_ref()
+                    .is_some_and(SessionStreams::standalone_open)
+            })
             .cloned()
             .collect();
         for session in open {
