@@ -13,7 +13,7 @@ use crate::cancel::{first, First};
 use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
-use crate::wire::{Encoded, RequestId, RpcError};
+use crate::wire::{self, Encoded, RequestId, RpcError};
 
 impl Server {
     /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
@@ -45,7 +45,7 @@ impl Server {
         if wants("resourcesListChanged") && self.declares("resources") {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
-        let uris = strings(&filter, "resourceSubscriptions");
+        let uris = wire::strings::<Vec<String>>(filter.get("resourceSubscriptions"));
         if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
         }
@@ -53,7 +53,7 @@ impl Server {
         // extension (`-32021` otherwise, a MUST), only for tasks of its own. Without the
         // feature `tasks`, ignored as by a server that offers no tasks.
         #[cfg(feature = "tasks")]
-        let task_ids = strings(&filter, "taskIds");
+        let task_ids = wire::strings::<Vec<String>>(filter.get("taskIds"));
         #[cfg(feature = "tasks")]
         let mut watch = None;
         #[cfg(feature = "tasks")]
@@ -146,18 +146,4 @@ impl Server {
             Value::Object(result)
         ), else Err(RpcError::method_not_found("subscriptions/listen")))
     }
-}
-
-/// The strings of the filter's array `key` (none if it is absent or not an array).
-fn strings(filter: &Value, key: &str) -> Vec<String> {
-    filter
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
