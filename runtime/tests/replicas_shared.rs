@@ -244,6 +244,27 @@ async fn a_get_stream_resumes_on_another_replica() {
     }
 }
 
+/// A GET stream resumed on another replica while the first replica still has it open (the
+/// client lost that connection; the server did not notice): the older connection ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_resumed_elsewhere_ends_the_older_connection() {
+    let redis = Redis::start();
+    let seen = Arc::new(Seen::default());
+    let (servers, r) = replicas(&redis, 2, Duration::from_secs(60), &seen).await;
+    let session = r[0].session("2025-06-18", json!({})).await;
+    let mut older = r[0].get_stream(&session, None).await;
+    until_get_open(&r[0], &session).await;
+    servers[0].notify(ServerEvent::ToolsChanged);
+    let (last, first) = older.next_message().await;
+    assert_eq!(method(&first), "notifications/tools/list_changed");
+    let last = last.expect("stored events have ids");
+    let _resumed = r[1].get_stream(&session, Some(&last)).await;
+    assert!(
+        older.rest().await.is_empty(),
+        "the older connection ends, carrying nothing more"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_expiry_ends_the_session_everywhere() {
     let redis = Redis::start();

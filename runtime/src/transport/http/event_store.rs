@@ -503,6 +503,18 @@ impl SessionStreams {
         Some(standalone.read_from(from, &mut reading))
     }
 
+    /// Ends the connection reading `stream` here, if one does (the client resumed it on
+    /// another replica).
+    pub(crate) fn end_connection(&self, stream: u64) {
+        let Some(stored) = lock(&self.streams).get(&stream).cloned() else {
+            return;
+        };
+        let older = lock(&stored.reading).take();
+        if let Some((_, reading)) = older {
+            reading.cancel();
+        }
+    }
+
     /// Whether a connection reads the standalone (GET) stream here.
     pub(crate) fn standalone_open(&self) -> bool {
         lock(&self.streams)

@@ -373,6 +373,13 @@ fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
 }
 
 /// Sends `note` to the other replicas; whether the store took it.
+/// Tells the other replicas that `stream` of `session` was resumed here (`Last-Event-ID`):
+/// a connection still reading it there ends, as a local one does (`StoredStream::reader`).
+pub(super) async fn announce_resumed(shared: &Shared, session: &str, stream: u64) {
+    let note = json!({"kind": "takeover", "session": session, "stream": stream});
+    publish(shared, note).await;
+}
+
 async fn publish(shared: &Shared, mut note: Value) -> bool {
     if let Value::Object(fields) = &mut note {
         fields.insert("from".into(), Value::String(shared.replica.to_string()));
@@ -593,6 +600,16 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
             }
         }
         "end" => forget(state, id),
+        "takeover" => {
+            // The client resumed this stream on another replica: the connection reading it
+            // here is one it lost.
+            if let (Some(streams), Some(stream)) = (
+                session.streams.as_ref(),
+                note.get("stream").and_then(Value::as_u64),
+            ) {
+                streams.end_connection(stream);
+            }
+        }
         _ => {}
     }
 }

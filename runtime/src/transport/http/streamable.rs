@@ -339,6 +339,13 @@ pub(super) async fn get_mcp(
     // resumed connection takes the stream over (see `StoredStream::reader`): the client
     // lost the older one, though the server may not know it yet.
     if let Some(last) = header_str(&headers, "last-event-id") {
+        // Shared sessions: another replica may still have a connection reading the
+        // stream; it ends (the client lost it).
+        if let (Some(shared), Some((stream, _))) =
+            (&state.shared, super::event_store::parse_event_id(last))
+        {
+            super::replicas::announce_resumed(shared, session_id, stream).await;
+        }
         if let Some((stored, from)) = streams.resume(last) {
             let body = streams.connection(stored.reader(from), started);
             return sse_response(Body::from_stream(body));
