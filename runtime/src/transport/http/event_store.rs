@@ -6,7 +6,7 @@
 //! may end before its stream does ([`polled`]).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -280,6 +280,11 @@ pub(crate) struct SessionStreams {
     max_events: usize,
     mirror: Option<Mirror>,
     polling: Option<SsePolling>,
+    /// Shared sessions: whether the session's GET stream lives on this replica — the last
+    /// GET was opened or resumed here, and none since elsewhere. It outlives the GET's
+    /// connections: between two polls (or while a lost connection is resumed) the server
+    /// events relayed here still go into its history.
+    home: AtomicBool,
 }
 
 /// Where a shared session's events are copied.
@@ -449,6 +454,7 @@ impl SessionStreams {
             max_events,
             mirror,
             polling,
+            home: AtomicBool::new(false),
         };
         lock(&streams.streams).insert(
             standalone_id,
@@ -512,6 +518,22 @@ impl SessionStreams {
         let older = lock(&stored.reading).take();
         if let Some((_, reading)) = older {
             reading.cancel();
+        }
+    }
+
+    /// Whether the session's GET stream lives here (see `home`): a GET connection reads
+    /// it here now, or the last one did.
+    pub(crate) fn is_home(&self) -> bool {
+        self.home.load(Ordering::SeqCst) || self.standalone_open()
+    }
+
+    /// The session's GET stream now lives here (`true`: a GET was opened or resumed here)
+    /// or elsewhere (`false`: one was on another replica; the connection reading it here,
+    /// if any, ends).
+    pub(crate) fn set_home(&self, here: bool) {
+        self.home.store(here, Ordering::SeqCst);
+        if !here {
+            self.end_connection(self.standalone_id);
         }
     }
 

@@ -373,10 +373,17 @@ fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
 }
 
 /// Sends `note` to the other replicas; whether the store took it.
-/// Tells the other replicas that `stream` of `session` was resumed here (`Last-Event-ID`):
-/// a connection still reading it there ends, as a local one does (`StoredStream::reader`).
-pub(super) async fn announce_resumed(shared: &Shared, session: &str, stream: u64) {
-    let note = json!({"kind": "takeover", "session": session, "stream": stream});
+/// Tells the other replicas that `stream` of `session` was resumed here (`Last-Event-ID`;
+/// `None`: a new GET stream was opened here): a connection still reading it there ends, as
+/// a local one does (`StoredStream::reader`), and, when `get`, the session's GET stream
+/// lives here from now on (see `SessionStreams::is_home`).
+pub(super) async fn announce_taken_over(
+    shared: &Shared,
+    session: &str,
+    stream: Option<u64>,
+    get: bool,
+) {
+    let note = json!({"kind": "takeover", "session": session, "stream": stream, "get": get});
     publish(shared, note).await;
 }
 
@@ -553,15 +560,11 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     }
     if kind == "event" {
         let Some(event) = event_of(&note) else { return };
-        // To the sessions whose GET stream is open here (the others hear it where theirs
-        // is).
+        // To the sessions whose GET stream lives here (the others hear it where theirs
+        // does), open now or between two of its connections.
         let open: Vec<Arc<Session>> = lock(&state.sessions)
             .values()
-            .filter(|s| {
-                s.streams
-                    .as_ref()
-                    .is_some_and(SessionStreams::standalone_open)
-            })
+            .filter(|s| s.streams.as_ref().is_some_and(SessionStreams::is_home))
             .cloned()
             .collect();
         for session in open {
@@ -602,12 +605,16 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
         "end" => forget(state, id),
         "takeover" => {
             // The client resumed this stream on another replica: the connection reading it
-            // here is one it lost.
-            if let (Some(streams), Some(stream)) = (
-                session.streams.as_ref(),
-                note.get("stream").and_then(Value::as_u64),
-            ) {
+            // here is one it lost. A GET stream there: the session's GET stream lives
+            // there now.
+            let Some(streams) = session.streams.as_ref() else {
+                return;
+            };
+            if let Some(stream) = note.get("stream").and_then(Value::as_u64) {
                 streams.end_connection(stream);
+            }
+            if note.get("get").and_then(Value::as_bool) == Some(true) {
+                streams.set_home(false);
             }
         }
         _ => {}

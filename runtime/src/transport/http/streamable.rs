@@ -340,11 +340,15 @@ pub(super) async fn get_mcp(
     // lost the older one, though the server may not know it yet.
     if let Some(last) = header_str(&headers, "last-event-id") {
         // Shared sessions: another replica may still have a connection reading the
-        // stream; it ends (the client lost it).
+        // stream; it ends (the client lost it). A GET stream lives here from now on.
         if let (Some(shared), Some((stream, _))) =
             (&state.shared, super::event_store::parse_event_id(last))
         {
-            super::replicas::announce_resumed(shared, session_id, stream).await;
+            let get = super::store::is_standalone(stream);
+            if get {
+                streams.set_home(true);
+            }
+            super::replicas::announce_taken_over(shared, session_id, Some(stream), get).await;
         }
         if let Some((stored, from)) = streams.resume(last) {
             let body = streams.connection(stored.reader(from), started);
@@ -373,6 +377,10 @@ pub(super) async fn get_mcp(
             "Conflict: this session already has a GET stream",
         );
     };
+    if let Some(shared) = &state.shared {
+        streams.set_home(true);
+        super::replicas::announce_taken_over(shared, session_id, None, true).await;
+    }
     sse_response(Body::from_stream(streams.connection(events, started)))
 }
 
