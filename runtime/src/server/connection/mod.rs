@@ -135,9 +135,18 @@ impl Connection {
 
     /// Ends the conversation: running handlers are cancelled and their answers dropped.
     pub fn close(&self) {
+        self.release_subscriptions();
         self.closed.cancel();
         for token in lock(&self.in_flight).values() {
             token.cancel();
+        }
+    }
+
+    /// The session's resource subscriptions end with it (the server's interest counts).
+    fn release_subscriptions(&self) {
+        let ended = std::mem::take(&mut lock(&self.state).subscriptions);
+        for uri in &ended {
+            self.server.interest_removed(uri);
         }
     }
 
@@ -476,6 +485,7 @@ impl Drop for Connection {
         // Ends the task that forwards server events to this peer (it only holds a weak
         // reference, and would otherwise wait for the next event to notice).
         self.closed.cancel();
+        self.release_subscriptions();
     }
 }
 
