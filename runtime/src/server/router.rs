@@ -448,7 +448,8 @@ impl Server {
                 let completion = handler(request, ctx).await?;
                 shape::complete(v, info, &completion)
             }
-            McpMethod::SubscriptionsListen => self.listen(v, params, ctx).await,
+            // Boxed: a listen's state is large and every request's future would carry it.
+            McpMethod::SubscriptionsListen => Box::pin(self.listen(v, params, ctx)).await,
             // Tasks (2025-11-25): served when some tool runs as a task, else -32601.
             #[cfg(feature = "tasks")]
             McpMethod::GetTask
