@@ -550,7 +550,8 @@ impl Client {
                 } else {
                     None
                 };
-                let sse = header(b"content-type").is_some_and(|t| t.starts_with(b"text/event-stream"));
+                let sse =
+                    header(b"content-type").is_some_and(|t| t.starts_with(b"text/event-stream"));
                 let length = header(b"content-length");
                 let chunked = header(b"transfer-encoding")
                     .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
