@@ -238,8 +238,7 @@ async fn compare(
     round: Duration,
     sessions: usize,
     only: Option<&str>,
-    placement: Placement,
-    cpus: usize,
+    server_cpus: &dyn Fn(usize) -> Option<String>,
 ) -> Result<(), Error> {
     println!(
         "| server | idle legacy sessions | RSS before (KiB) | RSS after (KiB) | KiB per session |"
@@ -267,7 +266,7 @@ async fn compare(
             continue;
         }
         for &count in counts {
-            if let Some(list) = placement.server_cpus(cpus, count) {
+            if let Some(list) = server_cpus(count) {
                 for c in contenders {
                     pin(c.child.id(), &list)?;
                 }
@@ -910,8 +909,7 @@ fn main() -> Result<(), Error> {
                 round,
                 if quick { 100 } else { 1000 },
                 value("--era"),
-                placement,
-                cpus,
+                &|count| placement.server_cpus(cpus, count),
             )
             .await
         });
