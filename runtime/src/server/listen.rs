@@ -13,12 +13,13 @@ use crate::cancel::{first, First};
 use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
-use crate::wire::{Encoded, RequestId, RpcError};
+use crate::wire::{self, Encoded, RequestId, RpcError};
 
 impl Server {
     /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
     /// forwards the matching change notifications, each tagged with the subscription id,
-    /// until the client cancels or goes away (then nothing more is sent).
+    /// until the client cancels or goes away (then nothing more is sent), or the
+    /// connection drains (then the subscription ends with its result).
     pub(super) async fn listen(
         &self,
         v: ProtocolVersion,
@@ -44,15 +45,18 @@ impl Server {
         if wants("resourcesListChanged") && self.declares("resources") {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
-        let uris = strings(&filter, "resourceSubscriptions");
-        if !uris.is_empty() && self.declares("resources") {
+        let uris = wire::strings::<Vec<String>>(filter.get("resourceSubscriptions"));
+        let _interest = if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
-        }
+            Some(Interest::new(self, &uris))
+        } else {
+            None
+        };
         // The tasks extension's `taskIds` (SEP-2663): only for a client that declared the
         // extension (`-32021` otherwise, a MUST), only for tasks of its own. Without the
         // feature `tasks`, ignored as by a server that offers no tasks.
         #[cfg(feature = "tasks")]
-        let task_ids = strings(&filter, "taskIds");
+        let task_ids = wire::strings::<Vec<String>>(filter.get("taskIds"));
         #[cfg(feature = "tasks")]
         let mut watch = None;
         #[cfg(feature = "tasks")]
@@ -101,10 +105,17 @@ impl Server {
             };
             #[cfg(not(feature = "tasks"))]
             let woken = std::future::pending::<()>();
-            let event = match first(ctx.cancelled(), first(events.recv(), woken)).await {
-                First::A(()) => break,
-                First::B(First::A(e)) => e,
-                First::B(First::B(())) => continue,
+            let event = match first(
+                ctx.cancelled(),
+                first(ctx.draining(), first(events.recv(), woken)),
+            )
+            .await
+            {
+                // Cancelled: nothing more is sent. Draining: the subscription ends with
+                // its result, as at the end of the server's events.
+                First::A(()) | First::B(First::A(())) => break,
+                First::B(First::B(First::A(e))) => e,
+                First::B(First::B(First::B(()))) => continue,
             };
             let (method, params) = match event {
                 Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
@@ -140,16 +151,31 @@ impl Server {
     }
 }
 
-/// The strings of the filter's array `key` (none if it is absent or not an array).
-fn strings(filter: &Value, key: &str) -> Vec<String> {
-    filter
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+/// The resources a listen names, counted in the server's interest while it is open
+/// (however it ends: its result, a cancellation, the connection's end).
+struct Interest {
+    server: Server,
+    uris: std::collections::BTreeSet<String>,
+}
+
+impl Interest {
+    fn new(server: &Server, uris: &[String]) -> Interest {
+        // A URI named twice is one subscription.
+        let uris: std::collections::BTreeSet<String> = uris.iter().cloned().collect();
+        for uri in &uris {
+            server.interest_added(uri);
+        }
+        Interest {
+            server: server.clone(),
+            uris,
+        }
+    }
+}
+
+impl Drop for Interest {
+    fn drop(&mut self) {
+        for uri in &self.uris {
+            self.server.interest_removed(uri);
+        }
+    }
 }

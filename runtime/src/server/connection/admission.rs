@@ -163,6 +163,13 @@ impl Connection {
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
             });
+            // A listen never ends on its own: draining ends it (with its result), or
+            // draining would wait the whole grace period for it.
+            let ctx = if method == McpMethod::SubscriptionsListen {
+                ctx.with_draining(self.draining.clone())
+            } else {
+                ctx
+            };
             return Admission::Handler(v, method, ctx);
         }
         let lifecycle = lock(&self.state).lifecycle;
@@ -260,14 +267,19 @@ impl Connection {
             .ok_or_else(|| {
                 RpcError::invalid_params(format!("{method}: params.uri must be a string"))
             })?;
-        let mut state = lock(&self.state);
         if method == McpMethod::Subscribe {
             if !server.has_resource(uri) {
                 return Err(crate::server::resource_not_found(v, uri));
             }
-            state.subscriptions.insert(uri.to_owned());
+            let added = lock(&self.state).subscriptions.insert(uri.to_owned());
+            if added {
+                server.interest_added(uri);
+            }
         } else {
-            state.subscriptions.remove(uri);
+            let removed = lock(&self.state).subscriptions.remove(uri);
+            if removed {
+                server.interest_removed(uri);
+            }
         }
         Ok(shape::empty(v, server.info()))
     }

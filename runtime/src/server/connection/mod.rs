@@ -57,6 +57,10 @@ pub struct Connection {
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     log_level: SharedLogLevel,
     closed: CancellationToken,
+    /// Draining began (end of input, server shutdown): requests that would never end on
+    /// their own (`subscriptions/listen`) finish now, so that draining waits only for
+    /// work that ends.
+    draining: CancellationToken,
     pending: Arc<Pending>,
     /// Owns the tasks a legacy client creates here (unique per connection: a session's
     /// tasks are its own; a session shared by replicas is named by its id instead, the
@@ -86,6 +90,16 @@ impl Connection {
     /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
     /// session notifications, so nothing is spawned for it.
     pub fn stateless(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
+        Connection::stateless_draining_with(server, out, CancellationToken::new())
+    }
+
+    /// [`Connection::stateless`], draining when `draining` is cancelled (an HTTP server's
+    /// shutdown) as well as by [`Connection::drain`].
+    pub(crate) fn stateless_draining_with(
+        server: Server,
+        out: mpsc::Sender<Outgoing>,
+        draining: CancellationToken,
+    ) -> Arc<Connection> {
         Arc::new(Connection {
             server,
             out,
@@ -97,6 +111,7 @@ impl Connection {
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
+            draining,
             pending: Arc::new(Pending::default()),
             task_owner: Mutex::new(session_owner()),
             tasks_end_with_it: false,
@@ -109,7 +124,9 @@ impl Connection {
     }
 
     /// Waits until no request is running, or `grace` has passed.
+    /// Open `subscriptions/listen` requests end first, each with its result.
     pub async fn drain(&self, grace: std::time::Duration) {
+        self.draining.cancel();
         let deadline = tokio::time::Instant::now() + grace;
         while !lock(&self.in_flight).is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -118,9 +135,18 @@ impl Connection {
 
     /// Ends the conversation: running handlers are cancelled and their answers dropped.
     pub fn close(&self) {
+        self.release_subscriptions();
         self.closed.cancel();
         for token in lock(&self.in_flight).values() {
             token.cancel();
+        }
+    }
+
+    /// The session's resource subscriptions end with it (the server's interest counts).
+    fn release_subscriptions(&self) {
+        let ended = std::mem::take(&mut lock(&self.state).subscriptions);
+        for uri in &ended {
+            self.server.interest_removed(uri);
         }
     }
 
@@ -168,7 +194,7 @@ impl Connection {
                 1
             }
             Started::Handler(task) => {
-                spawn_answer(task, reply.clone());
+                answer_or_spawn(task, reply).await;
                 1
             }
             Started::Sent(count) => count,
@@ -459,6 +485,7 @@ impl Drop for Connection {
         // Ends the task that forwards server events to this peer (it only holds a weak
         // reference, and would otherwise wait for the next event to notice).
         self.closed.cancel();
+        self.release_subscriptions();
     }
 }
 
@@ -499,6 +526,33 @@ pub(crate) fn spawn_answer(
             let _ = reply.send(answer).await;
         }
     });
+}
+
+/// Runs a request's handler here as far as it goes without waiting: most handlers finish
+/// in that first poll (they compute an answer and return), and then the answer is sent
+/// from here, with no task spawned for it (a task cell allocated, scheduled, perhaps
+/// stolen by another worker and its answer's allocations freed across threads: ~5k
+/// instructions and a cross-thread wake-up per request on the stdio path). A handler
+/// that waits (on a client's answer, I/O, a timer) is moved into a task of its own at
+/// its first wait, and runs on concurrently as before; it is polled there with that
+/// task's waker, so the wake-up it registered here only costs a spurious poll of the
+/// caller. A handler that computes for long without ever waiting holds up the reading of
+/// the next message meanwhile — in a task it held a worker thread the same way; tokio's
+/// advice for such work (`spawn_blocking`) applies to both.
+pub(crate) async fn answer_or_spawn(
+    mut task: BoxFuture<'static, Option<Outgoing>>,
+    reply: &mpsc::Sender<Outgoing>,
+) {
+    use std::task::Poll;
+    let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(Some(answer)) => {
+            let _ = reply.send(answer).await;
+        }
+        // Cancelled before it finished: nothing to send.
+        Poll::Ready(None) => {}
+        Poll::Pending => spawn_answer(task, reply.clone()),
+    }
 }
 
 /// What a message became in [`Connection::dispatch`].
