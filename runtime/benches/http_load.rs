@@ -29,6 +29,8 @@
 //! contender `before`: another build's `bench_server` (`ours-http`), for this runtime
 //! before and after a change, taking turns in one run (`--servers ours,before`);
 //! `--rmcp-bin PATH` uses an `rmcp-http-bench` built already instead of building it.
+//! `--placement auto|split|same|free` says which CPUs the generator and the servers run
+//! on (see `Placement`; `auto` by default). The generator runs on one thread.
 
 #[path = "support/args.rs"]
 mod args;
@@ -152,6 +154,79 @@ fn start_contenders(
     Ok(started)
 }
 
+/// Which CPUs the load generator and the servers run on (`--placement`, for `--servers`).
+/// Where the processes run decided a one-client cell more than any server did: on this
+/// 2-vCPU machine, a request and its answer crossing from one CPU to the other cost each
+/// side ~16 µs more CPU (waking an idle vCPU) than when both processes share one CPU.
+/// Left to the scheduler, which of the two a cell got was chance (on a quiet machine one
+/// era's one-client cell read half the other's, for every server alike, the null server
+/// too). So the generator (one thread) is pinned to CPU 0, and the servers:
+/// - `auto` (the default with 2 or more CPUs): at one client on CPU 0 with the generator
+///   (a closed loop of one client never runs two things at once: one CPU serves it
+///   without loss, and what is measured is the round trip's CPU, not the VM's wake-ups);
+///   at more clients on the other CPUs, so the generator never takes the server's CPU;
+/// - `split`: always on the other CPUs (the one-client cells then carry the wake-ups,
+///   like a client on another machine); `same`: always on CPU 0;
+/// - `free`: nothing pinned (the scheduler decides, as before).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Placement {
+    Auto,
+    Split,
+    Same,
+    Free,
+}
+
+impl Placement {
+    fn parse(text: Option<&str>, cpus: usize) -> Result<Placement, Error> {
+        match text {
+            Some("auto") if cpus >= 2 => Ok(Placement::Auto),
+            Some("split") if cpus >= 2 => Ok(Placement::Split),
+            Some("same") => Ok(Placement::Same),
+            Some("free") => Ok(Placement::Free),
+            Some(other) => Err(format!(
+                "placement `{other}` on {cpus} CPU(s): auto, split (2 CPUs or more), same or free"
+            )
+            .into()),
+            // Without `taskset` (or with one CPU) nothing is pinned.
+            None if cpus >= 2 && taskset_available() => Ok(Placement::Auto),
+            None => Ok(Placement::Free),
+        }
+    }
+
+    /// The servers' CPU list (`taskset -c`) for cells of `clients`, if pinned.
+    fn server_cpus(self, cpus: usize, clients: usize) -> Option<String> {
+        let others = format!("1-{}", cpus.saturating_sub(1).max(1));
+        match self {
+            Placement::Auto if clients > 1 => Some(others),
+            Placement::Split => Some(others),
+            Placement::Auto | Placement::Same => Some("0".into()),
+            Placement::Free => None,
+        }
+    }
+}
+
+fn taskset_available() -> bool {
+    std::process::Command::new("taskset")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Pins every thread of process `pid` to the CPUs in `list` (`taskset -a -p -c`).
+fn pin(pid: u32, list: &str) -> Result<(), Error> {
+    let out = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", list, &pid.to_string()])
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "taskset: {} (--placement free runs unpinned)",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// `--servers a,b,…`: the servers side by side, taking turns. First memory per idle legacy
 /// session on each fresh server; then, per era and client count, every server in closed
 /// loop for `round` at a time, `rounds` times in rotated order. Figures are medians over
@@ -163,6 +238,7 @@ async fn compare(
     round: Duration,
     sessions: usize,
     only: Option<&str>,
+    server_cpus: &dyn Fn(usize) -> Option<String>,
 ) -> Result<(), Error> {
     println!(
         "| server | idle legacy sessions | RSS before (KiB) | RSS after (KiB) | KiB per session |"
@@ -183,13 +259,18 @@ async fn compare(
         );
     }
     println!();
-    println!("| era | clients | server | calls/s | p50 (ms) | p99 (ms) | server CPU µs/call | errors | ours ÷ this, calls/s (spread) | this p99 ÷ ours |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| era | clients | server | calls/s | p50 (ms) | p99 (ms) | server CPU µs/call | generator CPU µs/call | errors | ours ÷ this, calls/s (spread) | this p99 ÷ ours |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for era in [LEGACY, MODERN] {
         if only.is_some_and(|o| o != era) {
             continue;
         }
         for &count in counts {
+            if let Some(list) = server_cpus(count) {
+                for c in contenders {
+                    pin(c.child.id(), &list)?;
+                }
+            }
             let mut sets = Vec::with_capacity(contenders.len());
             for c in contenders {
                 let endpoint = Endpoint::parse(&c.url)?;
@@ -238,12 +319,13 @@ async fn compare(
                     );
                 }
                 println!(
-                    "| {era} | {count} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {} | {ratio} | {p99} |",
+                    "| {era} | {count} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {} | {ratio} | {p99} |",
                     c.name,
                     of(|f| f.per_second),
                     of(|f| f.p50_ms),
                     of(|f| f.p99_ms),
                     of(|f| f.server_cpu_us),
+                    of(|f| f.client_cpu_us),
                     f.iter().map(|f| f.errors).sum::<u64>(),
                 );
             }
@@ -284,24 +366,67 @@ impl Endpoint {
     }
 }
 
-/// An answer as the load generator checks it.
+/// An answer as the load generator checks it: the body is `input[body]` (None: a chunked
+/// answer's, in `chunked`), so a call's answer is checked where it was read, not copied.
 struct Answer {
     status: u16,
     session: Option<String>,
-    body: Vec<u8>,
+    sse: bool,
+    body: Option<std::ops::Range<usize>>,
 }
 
 /// One client on its own keep-alive connection: a legacy session (its id) or stateless
 /// requests. It writes HTTP/1.1 itself and reads answers with `httparse`, as `wrk` does:
 /// through reqwest (a pool, and hyper's hand-off from the request to the connection's
 /// task) the load generator spent more CPU per call than the server (~80 against ~60
-/// µs), and on 2 shared cores its cost became the server's latency.
+/// µs), and on 2 shared cores its cost became the server's latency. A call's request is
+/// made once per client (`call_head`, `call_body`): only its id and length are written per
+/// call, without `fmt`.
 struct Client {
     endpoint: Endpoint,
     stream: tokio::net::TcpStream,
     input: Vec<u8>,
     request: Vec<u8>,
     session: Option<String>,
+    /// A chunked answer's body, gathered from its chunks.
+    chunked: Vec<u8>,
+    /// The call's head up to its `content-length` value, and from the end of that value:
+    /// (the era's headers, the session's id, the blank line).
+    call_head: (Vec<u8>, Vec<u8>),
+    /// The call's body before and after its id.
+    call_body: (&'static [u8], &'static [u8]),
+}
+
+/// The `tools/call` every client sends, before and after its id, per era.
+const LEGACY_CALL: (&[u8], &[u8]) = (
+    br#"{"jsonrpc":"2.0","id":"#,
+    br#","method":"tools/call","params":{"name":"tool_1","arguments":{"city":"Oslo"}}}"#,
+);
+const MODERN_CALL: (&[u8], &[u8]) = (
+    br#"{"jsonrpc":"2.0","id":"#,
+    br#","method":"tools/call","params":{"name":"tool_1","arguments":{"city":"Oslo"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+);
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
+}
+
+/// The number of decimal digits of `n`.
+fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |l| l as usize + 1)
 }
 
 impl Client {
@@ -311,6 +436,7 @@ impl Client {
         if era == LEGACY {
             client.open_session().await?;
         }
+        client.prepare_call();
         Ok(client)
     }
 
@@ -323,7 +449,35 @@ impl Client {
             input: Vec::with_capacity(4096),
             request: Vec::with_capacity(1024),
             session: None,
+            chunked: Vec::new(),
+            call_head: (Vec::new(), Vec::new()),
+            call_body: (b"", b""),
         })
+    }
+
+    /// Makes the call's request once: the same head and body as `post` would write,
+    /// with the era's headers (and the session's id).
+    fn prepare_call(&mut self) {
+        use std::io::Write;
+        let (mut head, mut tail) = (Vec::new(), Vec::new());
+        let _ = write!(
+            head,
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ",
+            self.endpoint.path, self.endpoint.authority
+        );
+        tail.extend_from_slice(b"\r\n");
+        if let Some(id) = &self.session {
+            let _ = write!(tail, "mcp-session-id: {id}\r\n");
+            tail.extend_from_slice(b"mcp-protocol-version: 2025-11-25\r\n");
+            self.call_body = LEGACY_CALL;
+        } else {
+            tail.extend_from_slice(
+                b"mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: tool_1\r\n",
+            );
+            self.call_body = MODERN_CALL;
+        }
+        tail.extend_from_slice(b"\r\n");
+        self.call_head = (head, tail);
     }
 
     /// `initialize` and `notifications/initialized`: the client's (new) legacy session.
@@ -350,7 +504,6 @@ impl Client {
     /// One POST with the era's headers (and `extra`); reads the whole answer.
     async fn post(&mut self, extra: &[(&str, &str)], body: &[u8]) -> Result<Answer, Error> {
         use std::io::Write;
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         self.request.clear();
         write!(
             self.request,
@@ -367,48 +520,61 @@ impl Client {
         }
         self.request.extend_from_slice(b"\r\n");
         self.request.extend_from_slice(body);
+        self.exchange(true).await
+    }
+
+    /// Writes `request` and reads its answer; the session header is kept only when
+    /// `want_session` (opening one).
+    async fn exchange(&mut self, want_session: bool) -> Result<Answer, Error> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         self.stream.write_all(&self.request).await?;
+        // What follows the last answer belongs to this one (none, keep-alive, in turn).
         self.input.clear();
         loop {
             let mut headers = [httparse::EMPTY_HEADER; 32];
             let mut response = httparse::Response::new(&mut headers);
             if let httparse::Status::Complete(head) = response.parse(&self.input)? {
-                let header = |name: &str| {
+                let header = |name: &[u8]| {
                     response
                         .headers
                         .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case(name))
-                        .and_then(|h| std::str::from_utf8(h.value).ok())
+                        .find(|h| h.name.as_bytes().eq_ignore_ascii_case(name))
+                        .map(|h| h.value)
                 };
                 let status = response.code.unwrap_or(0);
-                let session = header("mcp-session-id").map(str::to_owned);
+                let session = if want_session {
+                    header(b"mcp-session-id")
+                        .and_then(|v| std::str::from_utf8(v).ok())
+                        .map(str::to_owned)
+                } else {
+                    None
+                };
                 let sse =
-                    header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
-                let body = match header("content-length") {
+                    header(b"content-type").is_some_and(|t| t.starts_with(b"text/event-stream"));
+                let length = header(b"content-length");
+                let chunked = header(b"transfer-encoding")
+                    .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+                let body = match length {
                     Some(length) => {
-                        let length: usize = length.parse()?;
+                        let length: usize = std::str::from_utf8(length)?.parse()?;
                         while self.input.len() < head + length {
                             if self.stream.read_buf(&mut self.input).await? == 0 {
                                 return Err("the server closed the connection".into());
                             }
                         }
-                        self.input
-                            .get(head..head + length)
-                            .unwrap_or_default()
-                            .to_vec()
+                        Some(head..head + length)
                     }
                     // rmcp answers a POST with an SSE stream, chunked.
-                    None if header("transfer-encoding")
-                        .is_some_and(|t| t.eq_ignore_ascii_case("chunked")) =>
-                    {
-                        self.read_chunked(head).await?
+                    None if chunked => {
+                        self.read_chunked(head).await?;
+                        None
                     }
                     None => return Err("an answer without content-length".into()),
                 };
-                let body = if sse { sse_response(&body)? } else { body };
                 return Ok(Answer {
                     status,
                     session,
+                    sse,
                     body,
                 });
             }
@@ -418,10 +584,11 @@ impl Client {
         }
     }
 
-    /// A chunked body whose head ends at `head` in the input: read to its last chunk.
-    async fn read_chunked(&mut self, head: usize) -> Result<Vec<u8>, Error> {
+    /// A chunked body whose head ends at `head` in the input: read to its last chunk,
+    /// into `chunked`.
+    async fn read_chunked(&mut self, head: usize) -> Result<(), Error> {
         use tokio::io::AsyncReadExt;
-        let mut body = Vec::new();
+        self.chunked.clear();
         let mut at = head;
         loop {
             // A chunk: its size in hex, CRLF, the bytes, CRLF; the last has size 0.
@@ -441,49 +608,51 @@ impl Client {
                     return Err("the server closed the connection".into());
                 }
             }
-            body.extend_from_slice(
+            self.chunked.extend_from_slice(
                 self.input
                     .get(line_end + 2..line_end + 2 + size)
                     .unwrap_or_default(),
             );
             at = line_end + 2 + size + 2;
             if size == 0 {
-                // What follows belongs to the next answer (none, keep-alive, in turn).
-                self.input.drain(..at);
-                return Ok(body);
+                return Ok(());
             }
+        }
+    }
+
+    /// The body of `answer`: in the input, or gathered from its chunks; an SSE body's
+    /// response event.
+    fn body_of(&self, answer: &Answer) -> Result<&[u8], Error> {
+        let body = match &answer.body {
+            Some(range) => self.input.get(range.clone()).unwrap_or_default(),
+            None => self.chunked.as_slice(),
+        };
+        if answer.sse {
+            sse_response(body)
+        } else {
+            Ok(body)
         }
     }
 
     /// One call, checked: status 200, the same id back, a result.
     async fn call(&mut self, id: u64) -> Result<(), Error> {
-        let answer = if self.session.is_some() {
-            let body = format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}}}}}}"#
-            );
-            self.post(&[("mcp-protocol-version", LEGACY)], body.as_bytes())
-                .await?
-        } else {
-            let body = format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"tool_1","arguments":{{"city":"Oslo"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-            );
-            let headers = [
-                ("mcp-protocol-version", MODERN),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "tool_1"),
-            ];
-            self.post(&headers, body.as_bytes()).await?
-        };
+        let (before, after) = self.call_body;
+        let length = before.len() + decimal_len(id) + after.len();
+        self.request.clear();
+        self.request.extend_from_slice(&self.call_head.0);
+        push_decimal(&mut self.request, length as u64);
+        self.request.extend_from_slice(&self.call_head.1);
+        self.request.extend_from_slice(before);
+        push_decimal(&mut self.request, id);
+        self.request.extend_from_slice(after);
+        let answer = self.exchange(false).await?;
         if answer.status != 200 {
             return Err(format!("status {}", answer.status).into());
         }
-        let reply = frames::answer_head(&answer.body)?;
+        let body = self.body_of(&answer)?;
+        let reply = frames::answer_head(body)?;
         if reply.id != Some(id) || reply.result.is_none() {
-            return Err(format!(
-                "wrong answer to {id}: {}",
-                String::from_utf8_lossy(&answer.body)
-            )
-            .into());
+            return Err(format!("wrong answer to {id}: {}", String::from_utf8_lossy(body)).into());
         }
         Ok(())
     }
@@ -491,12 +660,11 @@ impl Client {
 
 /// The JSON-RPC response in an SSE body: the data of the event that carries an id (rmcp
 /// sends a priming event first, whose data is empty).
-fn sse_response(body: &[u8]) -> Result<Vec<u8>, Error> {
+fn sse_response(body: &[u8]) -> Result<&[u8], Error> {
     body.split(|&b| b == b'\n')
         .filter_map(|line| line.strip_prefix(b"data:"))
         .map(|data| data.strip_prefix(b" ").unwrap_or(data))
         .find(|data| data.windows(5).any(|w| w == b"\"id\":"))
-        .map(<[u8]>::to_vec)
         .ok_or_else(|| {
             format!(
                 "an SSE answer without a response: {}",
@@ -712,9 +880,24 @@ fn main() -> Result<(), Error> {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(if quick { 300 } else { 2000 }),
         );
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let placement = Placement::parse(value("--placement"), cpus)?;
         let mut contenders =
             start_contenders(&names, quick, value("--before"), value("--rmcp-bin"))?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
+        if placement != Placement::Free {
+            // Before the runtime's threads start (they inherit it); after the builds.
+            pin(std::process::id(), "0")?;
+        }
+        println!(
+            "placement: {placement:?} ({cpus} CPUs; the generator on {}; servers at one client on {}, at more on {})",
+            if placement == Placement::Free { "any" } else { "CPU 0" },
+            placement.server_cpus(cpus, 1).as_deref().unwrap_or("any"),
+            placement.server_cpus(cpus, 2).as_deref().unwrap_or("any"),
+        );
+        println!();
+        // The generator runs on one thread: its clients' tasks never wake one another
+        // across threads, and it takes one core at most.
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let result = rt.block_on(async {
@@ -726,6 +909,7 @@ fn main() -> Result<(), Error> {
                 round,
                 if quick { 100 } else { 1000 },
                 value("--era"),
+                &|count| placement.server_cpus(cpus, count),
             )
             .await
         });
@@ -744,7 +928,7 @@ fn main() -> Result<(), Error> {
             (Some(child), url, pid)
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let result = rt.block_on(async {

@@ -15,6 +15,7 @@ mod redis_store;
 mod redis_tasks;
 mod replicas;
 mod responses;
+mod serve;
 mod sessions;
 mod stateless;
 mod store;
@@ -136,19 +137,9 @@ pub async fn serve_listener_with_shutdown(
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    use std::future::IntoFuture;
     let grace = server.limits().shutdown_grace;
     let (app, state) = app(server, config);
-    // Nagle's algorithm stalls small SSE writes by ~40 ms per request with some clients.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("TCP_NODELAY: {e}");
-        }
-    });
-    let serving = axum::serve(listener, app)
-        .with_graceful_shutdown(state.stopping.clone().cancelled_owned())
-        .into_future();
+    let serving = serve::serve(listener, app, Arc::clone(&state), state.stopping.clone());
     tokio::pin!(serving);
     tokio::pin!(shutdown);
     tokio::select! {
