@@ -48,51 +48,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "mimeType", "uri"]),
+                &["blob", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "blob" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -102,7 +71,7 @@ pub mod v2024_11_05__v2025_03_26 {
             };
             ::std::result::Result::Ok(Self {
                 blob: field0,
-                mime_type: field1.unwrap_or_default(),
+                mime_type: field1.0,
                 uri: field2,
             })
         }
@@ -162,56 +131,36 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ClientCapabilitiesRoots>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilities",
                 ::std::option::Option::Some(&["experimental", "roots", "sampling"]),
+                &["experimental", "roots", "sampling"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "experimental" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "sampling" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                experimental: field0.unwrap_or_default(),
-                roots: field1.unwrap_or_default(),
-                sampling: field2.unwrap_or_default(),
+                experimental: field0.0,
+                roots: field1.0,
+                sampling: field2.0,
             })
         }
     }
@@ -537,43 +486,18 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CompleteRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -622,40 +546,17 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteRequestParamsArgument> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CompleteRequestParamsRef> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParams",
                 ::std::option::Option::Some(&["argument", "ref"]),
+                &["argument", "ref"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "argument" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "ref" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -876,40 +777,17 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(&["name", "version"]),
+                &["name", "version"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "version" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -970,43 +848,18 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<InitializeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<InitializeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1058,53 +911,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ClientCapabilities> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<Implementation> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializeRequestParams",
                 ::std::option::Option::Some(
                     &["capabilities", "clientInfo", "protocolVersion"],
                 ),
+                &["capabilities", "clientInfo", "protocolVersion"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "capabilities" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "clientInfo" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "protocolVersion" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1166,62 +986,21 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<JsonrpcRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequest",
                 ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+                &["id", "jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -1240,7 +1019,7 @@ pub mod v2024_11_05__v2025_03_26 {
                 id: field0,
                 jsonrpc: field1,
                 method: field2,
-                params: field3.unwrap_or_default(),
+                params: field3.0,
             })
         }
     }
@@ -1289,35 +1068,22 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<JsonrpcRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -1356,33 +1122,20 @@ pub mod v2024_11_05__v2025_03_26 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for JsonrpcRequestParamsMeta {
@@ -1441,54 +1194,25 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::vec::Vec<Prompt>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsResult",
                 ::std::option::Option::None,
+                &["_meta", "nextCursor", "prompts"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "nextCursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "prompts" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -1496,8 +1220,8 @@ If present, there may be more results available.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                next_cursor: field1.unwrap_or_default(),
+                meta: field0.0,
+                next_cursor: field1.0,
                 prompts: field2,
                 extra: rest,
             })
@@ -1556,43 +1280,20 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListRootsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListRootsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1601,7 +1302,7 @@ structure or access specific locations that the client has permission to read fr
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -1651,35 +1352,22 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ListRootsRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -1718,33 +1406,20 @@ structure or access specific locations that the client has permission to read fr
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListRootsRequestParamsMeta {
@@ -1799,43 +1474,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
+                &["_meta", "roots"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -1843,7 +1497,7 @@ or file that the server can operate on.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 roots: field1,
                 extra: rest,
             })
@@ -1896,43 +1550,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<PingRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PingRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -1941,7 +1572,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -1991,35 +1622,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<PingRequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -2057,33 +1675,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PingRequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PingRequestParamsMeta {
@@ -2130,58 +1735,29 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<PromptArgument>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Prompt",
                 ::std::option::Option::Some(&["arguments", "description", "name"]),
+                &["arguments", "description", "name"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                arguments: field0.0,
+                description: field1.0,
                 name: field2,
             })
         }
@@ -2230,59 +1806,30 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(&["description", "name", "required"]),
+                &["description", "name", "required"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
+                description: field0.0,
                 name: field1,
-                required: field2.unwrap_or_default(),
+                required: field2.0,
             })
         }
     }
@@ -2317,40 +1864,17 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<PromptReferenceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "type"]),
+                &["name", "type"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -2414,43 +1938,24 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<ReadResourceResultContentsItem>,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
+                &["contents", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "contents" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -2459,7 +1964,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 contents: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -2599,40 +2104,19 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<RequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -2641,7 +2125,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -2690,35 +2174,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<RequestParamsMeta>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -2756,33 +2227,20 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParamsMeta",
                 ::std::option::Option::Some(&["progressToken"]),
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { progress_token: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for RequestParamsMeta {
@@ -2821,46 +2279,25 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["mimeType", "uri"]),
+                &["mimeType", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
+                mime_type: field0.0,
                 uri: field1,
             })
         }
@@ -2896,40 +2333,17 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceReferenceType> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceReference",
                 ::std::option::Option::Some(&["type", "uri"]),
+                &["type", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
@@ -3011,46 +2425,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["name", "uri"]),
+                &["name", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                name: field0.unwrap_or_default(),
+                name: field0.0,
                 uri: field1,
             })
         }
@@ -3094,51 +2487,20 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["mimeType", "text", "uri"]),
+                &["mimeType", "text", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -3147,7 +2509,7 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
+                mime_type: field0.0,
                 text: field1,
                 uri: field2,
             })
@@ -3215,43 +2577,18 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CallToolRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CallToolRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CallToolRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3306,46 +2643,27 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CallToolRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
+                &["arguments", "name"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
+                arguments: field0.0,
                 name: field1,
             })
         }
@@ -3401,43 +2719,18 @@ A client MUST NOT attempt to cancel its `initialize` request.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CancelledNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<CancelledNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CancelledNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3495,40 +2788,19 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CancelledNotificationParams",
                 ::std::option::Option::Some(&["reason", "requestId"]),
+                &["reason", "requestId"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "reason" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "requestId" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -3536,7 +2808,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
                 );
             };
             ::std::result::Result::Ok(Self {
-                reason: field0.unwrap_or_default(),
+                reason: field0.0,
                 request_id: field1,
             })
         }
@@ -3586,43 +2858,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<GetPromptRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<GetPromptRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct GetPromptRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3679,46 +2926,30 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::std::string::String,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct GetPromptRequestParams",
                 ::std::option::Option::Some(&["arguments", "name"]),
+                &["arguments", "name"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
+                arguments: field0.0,
                 name: field1,
             })
         }
@@ -3770,43 +3001,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<InitializedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<InitializedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -3815,7 +3023,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -3868,35 +3076,24 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct InitializedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -3933,51 +3130,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcErrorError> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcError",
                 ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+                &["error", "id", "jsonrpc"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "error" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4038,51 +3202,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<i64> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::serde_json::Value>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcErrorError",
                 ::std::option::Option::Some(&["code", "data", "message"]),
+                &["code", "data", "message"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "code" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -4094,7 +3227,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 code: field0,
-                data: field1.unwrap_or_default(),
+                data: field1.0,
                 message: field2,
             })
         }
@@ -4135,51 +3268,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<JsonrpcNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+                &["jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4194,7 +3296,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             ::std::result::Result::Ok(Self {
                 jsonrpc: field0,
                 method: field1,
-                params: field2.unwrap_or_default(),
+                params: field2.0,
             })
         }
     }
@@ -4246,35 +3348,24 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -4311,51 +3402,18 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<BaseResult> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcResponse",
                 ::std::option::Option::Some(&["id", "jsonrpc", "result"]),
+                &["id", "jsonrpc", "result"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "result" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -4424,43 +3482,20 @@ This MUST correspond to the ID of a request previously issued in the same direct
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListPromptsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListPromptsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4469,7 +3504,7 @@ This MUST correspond to the ID of a request previously issued in the same direct
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4509,33 +3544,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListPromptsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListPromptsRequestParams {
@@ -4585,43 +3607,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListResourceTemplatesRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListResourceTemplatesRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourceTemplatesRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4630,7 +3629,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4670,33 +3669,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourceTemplatesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListResourceTemplatesRequestParams {
@@ -4746,43 +3732,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListResourcesRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListResourcesRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourcesRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4791,7 +3754,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4831,33 +3794,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListResourcesRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListResourcesRequestParams {
@@ -4907,43 +3857,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ListToolsRequestMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ListToolsRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListToolsRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -4952,7 +3879,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -4991,33 +3918,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListToolsRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ListToolsRequestParams {
@@ -5065,43 +3979,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<LoggingMessageNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<LoggingMessageNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LoggingMessageNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5160,51 +4049,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::serde_json::Value> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LoggingMessageNotificationParams",
                 ::std::option::Option::Some(&["data", "level", "logger"]),
+                &["data", "level", "logger"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "level" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "logger" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -5217,7 +4075,7 @@ If provided, the server should return results starting after this cursor.*/
             ::std::result::Result::Ok(Self {
                 data: field0,
                 level: field1,
-                logger: field2.unwrap_or_default(),
+                logger: field2.0,
             })
         }
     }
@@ -5255,40 +4113,19 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<NotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5297,7 +4134,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -5349,35 +4186,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct NotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -5416,40 +4242,19 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PaginatedRequestParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedRequest",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5458,7 +4263,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -5496,33 +4301,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedRequestParams",
                 ::std::option::Option::Some(&["cursor"]),
+                &["cursor"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "cursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                cursor: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { cursor: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PaginatedRequestParams {
@@ -5572,43 +4364,20 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<PromptListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<PromptListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5617,7 +4386,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -5670,35 +4439,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -5748,43 +4506,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ReadResourceRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ReadResourceRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5833,29 +4566,16 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -5910,43 +4630,22 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ResourceListChangedNotificationMethod,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ResourceListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -5955,7 +4654,7 @@ If provided, the server should return results starting after this cursor.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6008,35 +4707,24 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -6086,43 +4774,18 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceUpdatedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ResourceUpdatedNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceUpdatedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6171,29 +4834,16 @@ If provided, the server should return results starting after this cursor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceUpdatedNotificationParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -6250,43 +4900,20 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RootsListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<RootsListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RootsListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6295,7 +4922,7 @@ The server should then request an updated list of roots using the ListRootsReque
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6348,35 +4975,24 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RootsListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -6426,43 +5042,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<SetLevelRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<SetLevelRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SetLevelRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6510,29 +5101,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<LoggingLevel> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SetLevelRequestParams",
                 ::std::option::Option::Some(&["level"]),
+                &["level"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "level" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6587,43 +5165,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<SubscribeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<SubscribeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SubscribeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6671,29 +5224,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct SubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -6757,61 +5297,35 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<ToolInputSchemaType> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolInputSchema",
                 ::std::option::Option::None,
+                &["properties", "required", "type"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "properties" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                properties: field0.unwrap_or_default(),
-                required: field1.unwrap_or_default(),
+                properties: field0.0,
+                required: field1.0,
                 type_: field2,
                 extra: rest,
             })
@@ -6864,43 +5378,20 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ToolListChangedNotificationMethod> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<ToolListChangedNotificationParams>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolListChangedNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -6909,7 +5400,7 @@ The server should then request an updated list of roots using the ListRootsReque
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
                 extra: rest,
             })
         }
@@ -6962,35 +5453,24 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolListChangedNotificationParams",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -7040,43 +5520,18 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<UnsubscribeRequestMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<UnsubscribeRequestParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UnsubscribeRequest",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -7125,29 +5580,16 @@ The server should then request an updated list of roots using the ListRootsReque
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UnsubscribeRequestParams",
                 ::std::option::Option::Some(&["uri"]),
+                &["uri"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
@@ -7220,35 +5662,24 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BaseResult",
                 ::std::option::Option::None,
+                &["_meta"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 extra: rest,
             })
         }
@@ -7286,33 +5717,20 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesRoots",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ClientCapabilitiesRoots {
@@ -7365,43 +5783,22 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<CompleteResultCompletion> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteResult",
                 ::std::option::Option::None,
+                &["completion", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "completion" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -7410,7 +5807,7 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             };
             ::std::result::Result::Ok(Self {
                 completion: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -7573,47 +5970,28 @@ If present, there may be more results available.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PaginatedResult",
                 ::std::option::Option::None,
+                &["_meta", "nextCursor"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "nextCursor" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                next_cursor: field1.unwrap_or_default(),
+                meta: field0.0,
+                next_cursor: field1.0,
                 extra: rest,
             })
         }
@@ -7919,40 +6297,17 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParamsArgument",
                 ::std::option::Option::Some(&["name", "value"]),
+                &["name", "value"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "value" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -8013,51 +6368,24 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteResultCompletion",
                 ::std::option::Option::Some(&["hasMore", "total", "values"]),
+                &["hasMore", "total", "values"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "hasMore" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "total" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "values" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -8065,8 +6393,8 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
                 );
             };
             ::std::result::Result::Ok(Self {
-                has_more: field0.unwrap_or_default(),
-                total: field1.unwrap_or_default(),
+                has_more: field0.0,
+                total: field1.0,
                 values: field2,
             })
         }
@@ -8718,33 +7046,20 @@ The client MAY also map the string to a different provider's model name or a dif
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ModelHint",
                 ::std::option::Option::Some(&["name"]),
+                &["name"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                name: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { name: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ModelHint {
@@ -8830,70 +7145,35 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<ModelHint>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ModelPreferences",
                 ::std::option::Option::Some(
                     &["costPriority", "hints", "intelligencePriority", "speedPriority"],
                 ),
+                &["costPriority", "hints", "intelligencePriority", "speedPriority"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "costPriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "hints" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "intelligencePriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "speedPriority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                cost_priority: field0.unwrap_or_default(),
-                hints: field1.unwrap_or_default(),
-                intelligence_priority: field2.unwrap_or_default(),
-                speed_priority: field3.unwrap_or_default(),
+                cost_priority: field0.0,
+                hints: field1.0,
+                intelligence_priority: field2.0,
+                speed_priority: field3.0,
             })
         }
     }
@@ -9300,33 +7580,20 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesPrompts",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesPrompts {
@@ -9371,44 +7638,25 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesResources",
                 ::std::option::Option::Some(&["listChanged", "subscribe"]),
+                &["listChanged", "subscribe"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "subscribe" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-                subscribe: field1.unwrap_or_default(),
+                list_changed: field0.0,
+                subscribe: field1.0,
             })
         }
     }
@@ -9445,33 +7693,20 @@ the most important factor.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilitiesTools",
                 ::std::option::Option::Some(&["listChanged"]),
+                &["listChanged"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "listChanged" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                list_changed: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { list_changed: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ServerCapabilitiesTools {
@@ -9745,43 +7980,18 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ProgressNotificationMethod> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<ProgressNotificationParams> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ProgressNotification",
                 ::std::option::Option::None,
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -9848,64 +8058,25 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::serde_json::Number> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<ProgressToken> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ProgressNotificationParams",
                 ::std::option::Option::Some(
                     &["message", "progress", "progressToken", "total"],
                 ),
+                &["message", "progress", "progressToken", "total"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "progress" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "total" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -9918,10 +8089,10 @@ pub mod v2025_03_26__v2025_06_18 {
                 );
             };
             ::std::result::Result::Ok(Self {
-                message: field0.unwrap_or_default(),
+                message: field0.0,
                 progress: field1,
                 progress_token: field2,
-                total: field3.unwrap_or_default(),
+                total: field3.0,
             })
         }
     }
@@ -10004,7 +8175,34 @@ pub mod v2025_03_26__v2025_06_18 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesPrompts>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesResources>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: crate::support::Member<
+                ::std::option::Option<ServerCapabilitiesTools>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ServerCapabilities",
                 ::std::option::Option::Some(
@@ -10017,88 +8215,33 @@ pub mod v2025_03_26__v2025_06_18 {
                         "tools",
                     ],
                 ),
+                &[
+                    "completions",
+                    "experimental",
+                    "logging",
+                    "prompts",
+                    "resources",
+                    "tools",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "completions" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "experimental" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "logging" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "prompts" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "resources" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "tools" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                completions: field0.unwrap_or_default(),
-                experimental: field1.unwrap_or_default(),
-                logging: field2.unwrap_or_default(),
-                prompts: field3.unwrap_or_default(),
-                resources: field4.unwrap_or_default(),
-                tools: field5.unwrap_or_default(),
+                completions: field0.0,
+                experimental: field1.0,
+                logging: field2.0,
+                prompts: field3.0,
+                resources: field4.0,
+                tools: field5.0,
             })
         }
     }
@@ -10410,7 +8553,22 @@ Default: false*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field3: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolAnnotations",
                 ::std::option::Option::Some(
@@ -10422,76 +8580,24 @@ Default: false*/
                         "title",
                     ],
                 ),
+                &[
+                    "destructiveHint",
+                    "idempotentHint",
+                    "openWorldHint",
+                    "readOnlyHint",
+                    "title",
+                ],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "destructiveHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "idempotentHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "openWorldHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "readOnlyHint" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                destructive_hint: field0.unwrap_or_default(),
-                idempotent_hint: field1.unwrap_or_default(),
-                open_world_hint: field2.unwrap_or_default(),
-                read_only_hint: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                destructive_hint: field0.0,
+                idempotent_hint: field1.0,
+                open_world_hint: field2.0,
+                read_only_hint: field3.0,
+                title: field4.0,
             })
         }
     }
@@ -10555,75 +8661,28 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field4: ::std::option::Option<AudioContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct AudioContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
+                &["annotations", "data", "_meta", "mimeType", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -10637,9 +8696,9 @@ pub mod v2025_06_18__v2025_11_25 {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
+                annotations: field0.0,
                 data: field1,
-                meta: field2.unwrap_or_default(),
+                meta: field2.0,
                 mime_type: field3,
                 type_: field4,
             })
@@ -10694,62 +8753,25 @@ pub mod v2025_06_18__v2025_11_25 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BlobResourceContents",
                 ::std::option::Option::Some(&["blob", "_meta", "mimeType", "uri"]),
+                &["blob", "_meta", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "blob" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("blob"));
@@ -10759,8 +8781,8 @@ pub mod v2025_06_18__v2025_11_25 {
             };
             ::std::result::Result::Ok(Self {
                 blob: field0,
-                meta: field1.unwrap_or_default(),
-                mime_type: field2.unwrap_or_default(),
+                meta: field1.0,
+                mime_type: field2.0,
                 uri: field3,
             })
         }
@@ -10815,64 +8837,27 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<EmbeddedResourceResource> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<EmbeddedResourceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct EmbeddedResource",
                 ::std::option::Option::Some(
                     &["annotations", "_meta", "resource", "type"],
                 ),
+                &["annotations", "_meta", "resource", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "resource" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -10883,8 +8868,8 @@ of the LLM and/or the user.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
-                meta: field1.unwrap_or_default(),
+                annotations: field0.0,
+                meta: field1.0,
                 resource: field2,
                 type_: field3,
             })
@@ -11042,75 +9027,28 @@ of the LLM and/or the user.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field4: ::std::option::Option<ImageContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ImageContent",
                 ::std::option::Option::Some(
                     &["annotations", "data", "_meta", "mimeType", "type"],
                 ),
+                &["annotations", "data", "_meta", "mimeType", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("data"));
@@ -11124,9 +9062,9 @@ of the LLM and/or the user.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
+                annotations: field0.0,
                 data: field1,
-                meta: field2.unwrap_or_default(),
+                meta: field2.0,
                 mime_type: field3,
                 type_: field4,
             })
@@ -11184,43 +9122,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::vec::Vec<Root>> = ::std::option::Option::None;
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ListRootsResult",
                 ::std::option::Option::None,
+                &["_meta", "roots"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "roots" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(
@@ -11228,7 +9145,7 @@ or file that the server can operate on.*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
+                meta: field0.0,
                 roots: field1,
                 extra: rest,
             })
@@ -11284,43 +9201,24 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<ReadResourceResultContentsItem>,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ReadResourceResult",
                 ::std::option::Option::None,
+                &["contents", "_meta"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "contents" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -11329,7 +9227,7 @@ or file that the server can operate on.*/
             };
             ::std::result::Result::Ok(Self {
                 contents: field0,
-                meta: field1.unwrap_or_default(),
+                meta: field1.0,
                 extra: rest,
             })
         }
@@ -11481,35 +9379,22 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ProgressToken>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut rest = ::serde_json::Map::new();
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct RequestParamsMeta",
                 ::std::option::Option::None,
+                &["progressToken"],
+                &mut [&mut field0],
+                ::std::option::Option::Some(&mut rest),
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut rest = ::serde_json::Map::new();
-            for (key, value) in object {
-                match key.as_str() {
-                    "progressToken" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {
-                        rest.insert(key, value);
-                    }
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                progress_token: field0.unwrap_or_default(),
+                progress_token: field0.0,
                 extra: rest,
             })
         }
@@ -11560,58 +9445,31 @@ or file that the server can operate on.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "uri"]),
+                &["_meta", "mimeType", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                mime_type: field1.unwrap_or_default(),
+                meta: field0.0,
+                mime_type: field1.0,
                 uri: field2,
             })
         }
@@ -11666,58 +9524,31 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Root",
                 ::std::option::Option::Some(&["_meta", "name", "uri"]),
+                &["_meta", "name", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                name: field1.unwrap_or_default(),
+                meta: field0.0,
+                name: field1.0,
                 uri: field2,
             })
         }
@@ -11770,62 +9601,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<Annotations>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<TextContentType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextContent",
                 ::std::option::Option::Some(&["annotations", "_meta", "text", "type"]),
+                &["annotations", "_meta", "text", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "annotations" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -11834,8 +9628,8 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                annotations: field0.unwrap_or_default(),
-                meta: field1.unwrap_or_default(),
+                annotations: field0.0,
+                meta: field1.0,
                 text: field2,
                 type_: field3,
             })
@@ -11890,62 +9684,25 @@ other URI schemes.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TextResourceContents",
                 ::std::option::Option::Some(&["_meta", "mimeType", "text", "uri"]),
+                &["_meta", "mimeType", "text", "uri"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "_meta" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "text" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("text"));
@@ -11954,8 +9711,8 @@ other URI schemes.*/
                 return ::std::result::Result::Err(crate::support::missing_field("uri"));
             };
             ::std::result::Result::Ok(Self {
-                meta: field0.unwrap_or_default(),
-                mime_type: field1.unwrap_or_default(),
+                meta: field0.0,
+                mime_type: field1.0,
                 text: field2,
                 uri: field3,
             })
@@ -12059,56 +9816,29 @@ the data is entirely optional.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Role>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Annotations",
                 ::std::option::Option::Some(&["audience", "lastModified", "priority"]),
+                &["audience", "lastModified", "priority"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "audience" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "lastModified" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "priority" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                audience: field0.unwrap_or_default(),
-                last_modified: field1.unwrap_or_default(),
-                priority: field2.unwrap_or_default(),
+                audience: field0.0,
+                last_modified: field1.0,
+                priority: field2.0,
             })
         }
     }
@@ -12153,47 +9883,26 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BaseMetadata",
                 ::std::option::Option::Some(&["name", "title"]),
+                &["name", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
                 name: field0,
-                title: field1.unwrap_or_default(),
+                title: field1.0,
             })
         }
     }
@@ -12245,70 +9954,35 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<BooleanSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct BooleanSchema",
-                ::std::option::Option::Some(&["default", "description", "title", "type"]),
+                ::std::option::Option::Some(
+                    &["default", "description", "title", "type"],
+                ),
+                &["default", "description", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field3) = field3 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                title: field2.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                title: field2.0,
                 type_: field3,
             })
         }
@@ -12380,33 +10054,25 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::std::collections::BTreeMap<
+                        ::std::string::String,
+                        ::std::string::String,
+                    >,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct CompleteRequestParamsContext",
                 ::std::option::Option::Some(&["arguments"]),
+                &["arguments"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "arguments" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                arguments: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { arguments: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CompleteRequestParamsContext {
@@ -12718,73 +10384,36 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<::std::option::Option<bool>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptArgument",
                 ::std::option::Option::Some(
                     &["description", "name", "required", "title"],
                 ),
+                &["description", "name", "required", "title"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field1) = field1 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
+                description: field0.0,
                 name: field1,
-                required: field2.unwrap_or_default(),
-                title: field3.unwrap_or_default(),
+                required: field2.0,
+                title: field3.0,
             })
         }
     }
@@ -12831,51 +10460,20 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<PromptReferenceType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct PromptReference",
                 ::std::option::Option::Some(&["name", "title", "type"]),
+                &["name", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -12885,7 +10483,7 @@ if present).*/
             };
             ::std::result::Result::Ok(Self {
                 name: field0,
-                title: field1.unwrap_or_default(),
+                title: field1.0,
                 type_: field2,
             })
         }
@@ -12953,40 +10551,17 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ResourceTemplateReferenceType> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ResourceTemplateReference",
                 ::std::option::Option::Some(&["type", "uri"]),
+                &["type", "uri"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "uri" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
@@ -13195,44 +10770,29 @@ pub mod v2025_11_25__v2026_07_28 {
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesElicitation",
                 ::std::option::Option::Some(&["form", "url"]),
+                &["form", "url"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "form" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "url" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                form: field0.unwrap_or_default(),
-                url: field1.unwrap_or_default(),
+                form: field0.0,
+                url: field1.0,
             })
         }
     }
@@ -13283,44 +10843,29 @@ If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ClientCapabilitiesSampling",
                 ::std::option::Option::Some(&["context", "tools"]),
+                &["context", "tools"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "context" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "tools" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             ::std::result::Result::Ok(Self {
-                context: field0.unwrap_or_default(),
-                tools: field1.unwrap_or_default(),
+                context: field0.0,
+                tools: field1.0,
             })
         }
     }
@@ -13403,64 +10948,32 @@ Only top-level properties are allowed, without nesting.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::collections::BTreeMap<
+                    ::std::string::String,
+                    PrimitiveSchemaDefinition,
+                >,
+            > = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: ::std::option::Option<
+                ElicitRequestFormParamsRequestedSchemaType,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ElicitRequestFormParamsRequestedSchema",
                 ::std::option::Option::Some(
                     &["properties", "required", "$schema", "type"],
                 ),
+                &["properties", "required", "$schema", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "properties" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "required" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "$schema" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -13472,8 +10985,8 @@ Only top-level properties are allowed, without nesting.*/
             };
             ::std::result::Result::Ok(Self {
                 properties: field0,
-                required: field1.unwrap_or_default(),
-                schema: field2.unwrap_or_default(),
+                required: field1.0,
+                schema: field2.0,
                 type_: field3,
             })
         }
@@ -13909,51 +11422,20 @@ Only top-level properties are allowed, without nesting.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<i64> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::serde_json::Value>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ErrorObject",
                 ::std::option::Option::Some(&["code", "data", "message"]),
+                &["code", "data", "message"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "code" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "data" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "message" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("code"));
@@ -13965,7 +11447,7 @@ Only top-level properties are allowed, without nesting.*/
             };
             ::std::result::Result::Ok(Self {
                 code: field0,
-                data: field1.unwrap_or_default(),
+                data: field1.0,
                 message: field2,
             })
         }
@@ -14036,71 +11518,34 @@ If not provided, the client should assume the icon can be used with any theme.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<IconTheme>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Icon",
                 ::std::option::Option::Some(&["mimeType", "sizes", "src", "theme"]),
+                &["mimeType", "sizes", "src", "theme"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mimeType" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "sizes" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "src" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "theme" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("src"));
             };
             ::std::result::Result::Ok(Self {
-                mime_type: field0.unwrap_or_default(),
-                sizes: field1.unwrap_or_default(),
+                mime_type: field0.0,
+                sizes: field1.0,
                 src: field2,
-                theme: field3.unwrap_or_default(),
+                theme: field3.0,
             })
         }
     }
@@ -14218,33 +11663,20 @@ Clients that support rendering icons SHOULD also support:
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Icon>>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Icons",
                 ::std::option::Option::Some(&["icons"]),
+                &["icons"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "icons" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                icons: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { icons: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for Icons {
@@ -14326,86 +11758,38 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<Icon>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Implementation",
                 ::std::option::Option::Some(
                     &["description", "icons", "name", "title", "version", "websiteUrl"],
                 ),
+                &["description", "icons", "name", "title", "version", "websiteUrl"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "icons" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "name" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "version" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "websiteUrl" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("name"));
@@ -14416,12 +11800,12 @@ if present).*/
                 );
             };
             ::std::result::Result::Ok(Self {
-                description: field0.unwrap_or_default(),
-                icons: field1.unwrap_or_default(),
+                description: field0.0,
+                icons: field1.0,
                 name: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 version: field4,
-                website_url: field5.unwrap_or_default(),
+                website_url: field5.0,
             })
         }
     }
@@ -14461,51 +11845,20 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<ErrorObject> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<::std::option::Option<RequestId>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field2: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcErrorResponse",
                 ::std::option::Option::Some(&["error", "id", "jsonrpc"]),
+                &["error", "id", "jsonrpc"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "error" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -14519,7 +11872,7 @@ if present).*/
             };
             ::std::result::Result::Ok(Self {
                 error: field0,
-                id: field1.unwrap_or_default(),
+                id: field1.0,
                 jsonrpc: field2,
             })
         }
@@ -14562,51 +11915,22 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field2: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcNotification",
                 ::std::option::Option::Some(&["jsonrpc", "method", "params"]),
+                &["jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -14621,7 +11945,7 @@ if present).*/
             ::std::result::Result::Ok(Self {
                 jsonrpc: field0,
                 method: field1,
-                params: field2.unwrap_or_default(),
+                params: field2.0,
             })
         }
     }
@@ -14665,62 +11989,23 @@ if present).*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<RequestId> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<JsonrpcVersion> = ::std::option::Option::None;
+            let mut field2: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct JsonrpcRequest",
                 ::std::option::Option::Some(&["id", "jsonrpc", "method", "params"]),
+                &["id", "jsonrpc", "method", "params"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "id" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "jsonrpc" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("id"));
@@ -14739,7 +12024,7 @@ if present).*/
                 id: field0,
                 jsonrpc: field1,
                 method: field2,
-                params: field3.unwrap_or_default(),
+                params: field3.0,
             })
         }
     }
@@ -14803,86 +12088,40 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: ::std::option::Option<LegacyTitledEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct LegacyTitledEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "enumNames", "title", "type"],
                 ),
+                &["default", "description", "enum", "enumNames", "title", "type"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enumNames" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -14891,11 +12130,11 @@ Non-standard according to JSON schema 2020-12.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 enum_: field2,
-                enum_names: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                enum_names: field3.0,
+                title: field4.0,
                 type_: field5,
             })
         }
@@ -15088,40 +12327,21 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Notification",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -15130,7 +12350,7 @@ Non-standard according to JSON schema 2020-12.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -15196,96 +12416,50 @@ Non-standard according to JSON schema 2020-12.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::serde_json::Number>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field5: ::std::option::Option<NumberSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct NumberSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "maximum", "minimum", "title", "type"],
                 ),
+                &["default", "description", "maximum", "minimum", "title", "type"],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maximum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minimum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field5) = field5 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                maximum: field2.unwrap_or_default(),
-                minimum: field3.unwrap_or_default(),
-                title: field4.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                maximum: field2.0,
+                minimum: field3.0,
+                title: field4.0,
                 type_: field5,
             })
         }
@@ -15637,40 +12811,21 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: crate::support::Member<
+                ::std::option::Option<
+                    ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                >,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct Request",
                 ::std::option::Option::Some(&["method", "params"]),
+                &["method", "params"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "method" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "params" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -15679,7 +12834,7 @@ without nested objects or arrays.*/
             };
             ::std::result::Result::Ok(Self {
                 method: field0,
-                params: field1.unwrap_or_default(),
+                params: field1.0,
             })
         }
     }
@@ -15858,7 +13013,26 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: crate::support::Member<
+                ::std::option::Option<StringSchemaFormat>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<StringSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct StringSchema",
                 ::std::option::Option::Some(
@@ -15872,102 +13046,38 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "format",
+                    "maxLength",
+                    "minLength",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "format" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxLength" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minLength" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field6) = field6 else {
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
-                format: field2.unwrap_or_default(),
-                max_length: field3.unwrap_or_default(),
-                min_length: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
+                format: field2.0,
+                max_length: field3.0,
+                min_length: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -16042,7 +13152,24 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<TitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<TitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchema",
                 ::std::option::Option::Some(
@@ -16056,91 +13183,27 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "items" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16151,12 +13214,12 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 items: field2,
-                max_items: field3.unwrap_or_default(),
-                min_items: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                max_items: field3.0,
+                min_items: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -16191,29 +13254,18 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["anyOf"]),
+                &["anyOf"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "anyOf" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16256,40 +13308,17 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledMultiSelectEnumSchemaItemsAnyOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
+                &["const", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "const" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16393,75 +13422,30 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<TitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "oneOf", "title", "type"],
                 ),
+                &["default", "description", "oneOf", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "oneOf" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16472,10 +13456,10 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 one_of: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 type_: field4,
             })
         }
@@ -16513,40 +13497,17 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<::std::string::String> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct TitledSingleSelectEnumSchemaOneOfItem",
                 ::std::option::Option::Some(&["const", "title"]),
+                &["const", "title"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "const" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(
@@ -16631,33 +13592,20 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<ToolChoiceMode>,
+            > = crate::support::Member(::std::option::Option::None);
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct ToolChoice",
                 ::std::option::Option::Some(&["mode"]),
+                &["mode"],
+                &mut [&mut field0],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "mode" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
-            ::std::result::Result::Ok(Self {
-                mode: field0.unwrap_or_default(),
-            })
+            ::std::result::Result::Ok(Self { mode: field0.0 })
         }
     }
     impl<'de> ::serde::Deserialize<'de> for ToolChoice {
@@ -16869,7 +13817,24 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<UntitledMultiSelectEnumSchemaItems> = ::std::option::Option::None;
+            let mut field3: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field4: crate::support::Member<::std::option::Option<i64>> = crate::support::Member(
+                ::std::option::Option::None,
+            );
+            let mut field5: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field6: ::std::option::Option<UntitledMultiSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledMultiSelectEnumSchema",
                 ::std::option::Option::Some(
@@ -16883,91 +13848,27 @@ without nested objects or arrays.*/
                         "type",
                     ],
                 ),
+                &[
+                    "default",
+                    "description",
+                    "items",
+                    "maxItems",
+                    "minItems",
+                    "title",
+                    "type",
+                ],
+                &mut [
+                    &mut field0,
+                    &mut field1,
+                    &mut field2,
+                    &mut field3,
+                    &mut field4,
+                    &mut field5,
+                    &mut field6,
+                ],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            let mut field5 = ::std::option::Option::None;
-            let mut field6 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "items" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "maxItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "minItems" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field5 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field6 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(
@@ -16978,12 +13879,12 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 items: field2,
-                max_items: field3.unwrap_or_default(),
-                min_items: field4.unwrap_or_default(),
-                title: field5.unwrap_or_default(),
+                max_items: field3.0,
+                min_items: field4.0,
+                title: field5.0,
                 type_: field6,
             })
         }
@@ -17020,40 +13921,21 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field1: ::std::option::Option<
+                UntitledMultiSelectEnumSchemaItemsType,
+            > = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledMultiSelectEnumSchemaItems",
                 ::std::option::Option::Some(&["enum", "type"]),
+                &["enum", "type"],
+                &mut [&mut field0, &mut field1],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field0) = field0 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -17184,75 +14066,30 @@ without nested objects or arrays.*/
         fn from_value(
             value: ::serde_json::Value,
         ) -> ::std::result::Result<Self, crate::support::DispatchError> {
-            let object = match crate::support::object(
+            let mut field0: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field1: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field2: ::std::option::Option<
+                ::std::vec::Vec<::std::string::String>,
+            > = ::std::option::Option::None;
+            let mut field3: crate::support::Member<
+                ::std::option::Option<::std::string::String>,
+            > = crate::support::Member(::std::option::Option::None);
+            let mut field4: ::std::option::Option<UntitledSingleSelectEnumSchemaType> = ::std::option::Option::None;
+            if let ::std::result::Result::Err(e) = crate::support::fill(
                 value,
                 "struct UntitledSingleSelectEnumSchema",
                 ::std::option::Option::Some(
                     &["default", "description", "enum", "title", "type"],
                 ),
+                &["default", "description", "enum", "title", "type"],
+                &mut [&mut field0, &mut field1, &mut field2, &mut field3, &mut field4],
+                ::std::option::Option::None,
             ) {
-                ::std::result::Result::Ok(object) => object,
-                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
-            };
-            let mut field0 = ::std::option::Option::None;
-            let mut field1 = ::std::option::Option::None;
-            let mut field2 = ::std::option::Option::None;
-            let mut field3 = ::std::option::Option::None;
-            let mut field4 = ::std::option::Option::None;
-            for (key, value) in object {
-                match key.as_str() {
-                    "default" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field0 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "description" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field1 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "enum" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field2 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "title" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field3 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    "type" => {
-                        match crate::support::from_value(value) {
-                            ::std::result::Result::Ok(v) => {
-                                field4 = ::std::option::Option::Some(v);
-                            }
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(e);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return ::std::result::Result::Err(e);
             }
             let ::std::option::Option::Some(field2) = field2 else {
                 return ::std::result::Result::Err(crate::support::missing_field("enum"));
@@ -17261,10 +14098,10 @@ without nested objects or arrays.*/
                 return ::std::result::Result::Err(crate::support::missing_field("type"));
             };
             ::std::result::Result::Ok(Self {
-                default: field0.unwrap_or_default(),
-                description: field1.unwrap_or_default(),
+                default: field0.0,
+                description: field1.0,
                 enum_: field2,
-                title: field3.unwrap_or_default(),
+                title: field3.0,
                 type_: field4,
             })
         }
