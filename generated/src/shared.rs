@@ -32,15 +32,33 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-            state.serialize_field("blob", &self.blob)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("BlobResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("blob", &self.blob)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("uri", &self.uri)?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -105,24 +123,39 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.experimental.is_some())
-                + usize::from(self.roots.is_some())
-                + usize::from(self.sampling.is_some());
-            let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-            if self.experimental.is_some() {
-                state.serialize_field("experimental", &self.experimental)?;
-            } else {
-                state.skip_field("experimental")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ClientCapabilities", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("experimental", &self.experimental)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.roots.is_some() {
-                state.serialize_field("roots", &self.roots)?;
-            } else {
-                state.skip_field("roots")?;
+            if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("roots", &self.roots)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.sampling.is_some() {
-                state.serialize_field("sampling", &self.sampling)?;
-            } else {
-                state.skip_field("sampling")?;
+            if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("sampling", &self.sampling)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -535,10 +568,23 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-            state.serialize_field("argument", &self.argument)?;
-            state.serialize_field("ref", &self.ref_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("argument", &self.argument)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("ref", &self.ref_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -766,10 +812,21 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("Implementation", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("version", &self.version)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("Implementation", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("version", &self.version)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -899,11 +956,28 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("InitializeRequestParams", len)?;
-            state.serialize_field("capabilities", &self.capabilities)?;
-            state.serialize_field("clientInfo", &self.client_info)?;
-            state.serialize_field("protocolVersion", &self.protocol_version)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("InitializeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("capabilities", &self.capabilities)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("clientInfo", &self.client_info)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("protocolVersion", &self.protocol_version)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -969,15 +1043,34 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                3usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1107,13 +1200,22 @@ pub mod v2024_11_05__v2025_03_26 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer
-                .serialize_struct("JsonrpcRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("JsonrpcRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1391,13 +1493,22 @@ structure or access specific locations that the client has permission to read fr
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer
-                .serialize_struct("ListRootsRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListRootsRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1661,12 +1772,22 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer.serialize_struct("PingRequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("PingRequestParamsMeta", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1714,20 +1835,36 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some())
-                + usize::from(self.description.is_some());
-            let mut state = serializer.serialize_struct("Prompt", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Prompt", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -1785,19 +1922,35 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.description.is_some())
-                + usize::from(self.required.is_some());
-            let mut state = serializer.serialize_struct("PromptArgument", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("PromptArgument", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -1853,10 +2006,21 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("PromptReference", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("type", &self.type_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("PromptReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2089,13 +2253,25 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Request", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Request", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2213,12 +2389,20 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.progress_token.is_some());
-            let mut state = serializer.serialize_struct("RequestParamsMeta", len)?;
-            if self.progress_token.is_some() {
-                state.serialize_field("progressToken", &self.progress_token)?;
-            } else {
-                state.skip_field("progressToken")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.progress_token, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("RequestParamsMeta", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("progressToken", &self.progress_token)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -2264,14 +2448,26 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("ResourceContents", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ResourceContents", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2322,10 +2518,21 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer.serialize_struct("ResourceReference", len)?;
-            state.serialize_field("type", &self.type_)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer.serialize_struct("ResourceReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2410,14 +2617,26 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("Root", len)?;
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.name, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Root", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2471,15 +2690,33 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.mime_type, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("TextResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2628,14 +2865,28 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some());
-            let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CallToolRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2772,15 +3023,28 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.reason.is_some());
-            let mut state = serializer
-                .serialize_struct("CancelledNotificationParams", len)?;
-            if self.reason.is_some() {
-                state.serialize_field("reason", &self.reason)?;
-            } else {
-                state.skip_field("reason")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.reason, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CancelledNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.reason, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("reason", &self.reason)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("requestId", &self.request_id)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestId", &self.request_id)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -2911,14 +3175,28 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.arguments.is_some());
-            let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("GetPromptRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3118,11 +3396,25 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("JsonrpcError", len)?;
-            state.serialize_field("error", &self.error)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer.serialize_struct("JsonrpcError", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("error", &self.error)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3186,15 +3478,31 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.data.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcErrorError", len)?;
-            state.serialize_field("code", &self.code)?;
-            if self.data.is_some() {
-                state.serialize_field("data", &self.data)?;
-            } else {
-                state.skip_field("data")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcErrorError", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("code", &self.code)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("message", &self.message)?;
+            if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("data", &self.data)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3252,14 +3560,31 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcNotification", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -3390,11 +3715,25 @@ This MUST correspond to the ID of a request previously issued in the same direct
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize;
-            let mut state = serializer.serialize_struct("JsonrpcResponse", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("result", &self.result)?;
+            let len = crate::support::present(3usize, &[]);
+            let mut state = match serializer.serialize_struct("JsonrpcResponse", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("result", &self.result)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -3529,13 +3868,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListPromptsRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListPromptsRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -3654,13 +4002,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListResourceTemplatesRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListResourceTemplatesRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -3779,13 +4136,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer
-                .serialize_struct("ListResourcesRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListResourcesRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -3904,12 +4270,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer.serialize_struct("ListToolsRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ListToolsRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4032,15 +4408,32 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.logger.is_some());
-            let mut state = serializer
-                .serialize_struct("LoggingMessageNotificationParams", len)?;
-            state.serialize_field("data", &self.data)?;
-            state.serialize_field("level", &self.level)?;
-            if self.logger.is_some() {
-                state.serialize_field("logger", &self.logger)?;
-            } else {
-                state.skip_field("logger")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.logger, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("LoggingMessageNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("level", &self.level)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.logger, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("logger", &self.logger)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4098,13 +4491,25 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Notification", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Notification", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4227,13 +4632,25 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("PaginatedRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4287,12 +4704,22 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cursor.is_some());
-            let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
-            if self.cursor.is_some() {
-                state.serialize_field("cursor", &self.cursor)?;
-            } else {
-                state.skip_field("cursor")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("PaginatedRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("cursor", &self.cursor)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -4555,10 +4982,18 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("ReadResourceRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ReadResourceRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -4823,10 +5258,18 @@ If provided, the server should return results starting after this cursor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("ResourceUpdatedNotificationParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ResourceUpdatedNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -5091,9 +5534,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer.serialize_struct("SetLevelRequestParams", len)?;
-            state.serialize_field("level", &self.level)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("SetLevelRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("level", &self.level)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -5214,9 +5666,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer.serialize_struct("SubscribeRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("SubscribeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -5569,10 +6030,18 @@ The server should then request an updated list of roots using the ListRootsReque
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("UnsubscribeRequestParams", len)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("UnsubscribeRequestParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -5703,12 +6172,22 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer.serialize_struct("ClientCapabilitiesRoots", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesRoots", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -6285,11 +6764,23 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("CompleteRequestParamsArgument", len)?;
-            state.serialize_field("name", &self.name)?;
-            state.serialize_field("value", &self.value)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParamsArgument", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("value", &self.value)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -6346,21 +6837,38 @@ pub mod v2024_11_05__v2025_03_26__v2025_06_18__v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.has_more.is_some())
-                + usize::from(self.total.is_some());
-            let mut state = serializer
-                .serialize_struct("CompleteResultCompletion", len)?;
-            if self.has_more.is_some() {
-                state.serialize_field("hasMore", &self.has_more)?;
-            } else {
-                state.skip_field("hasMore")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.has_more, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.total, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("CompleteResultCompletion", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.has_more, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("hasMore", &self.has_more)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.total.is_some() {
-                state.serialize_field("total", &self.total)?;
-            } else {
-                state.skip_field("total")?;
+            if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("total", &self.total)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("values", &self.values)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("values", &self.values)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -7032,12 +7540,20 @@ The client MAY also map the string to a different provider's model name or a dif
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("ModelHint", len)?;
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.name, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ModelHint", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -7109,34 +7625,50 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.cost_priority.is_some())
-                + usize::from(self.hints.is_some())
-                + usize::from(self.intelligence_priority.is_some())
-                + usize::from(self.speed_priority.is_some());
-            let mut state = serializer.serialize_struct("ModelPreferences", len)?;
-            if self.cost_priority.is_some() {
-                state.serialize_field("costPriority", &self.cost_priority)?;
-            } else {
-                state.skip_field("costPriority")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.hints, ::std::option::Option::Some(_)),
+                    ::std::matches!(
+                        self.intelligence_priority, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ModelPreferences", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.cost_priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("costPriority", &self.cost_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.hints.is_some() {
-                state.serialize_field("hints", &self.hints)?;
-            } else {
-                state.skip_field("hints")?;
+            if ::std::matches!(self.hints, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("hints", &self.hints)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.intelligence_priority.is_some() {
-                state
-                    .serialize_field(
-                        "intelligencePriority",
-                        &self.intelligence_priority,
-                    )?;
-            } else {
-                state.skip_field("intelligencePriority")?;
+            if ::std::matches!(
+                self.intelligence_priority, ::std::option::Option::Some(_)
+            ) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("intelligencePriority", &self.intelligence_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.speed_priority.is_some() {
-                state.serialize_field("speedPriority", &self.speed_priority)?;
-            } else {
-                state.skip_field("speedPriority")?;
+            if ::std::matches!(self.speed_priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("speedPriority", &self.speed_priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -7565,13 +8097,22 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer
-                .serialize_struct("ServerCapabilitiesPrompts", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesPrompts", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -7617,19 +8158,32 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some())
-                + usize::from(self.subscribe.is_some());
-            let mut state = serializer
-                .serialize_struct("ServerCapabilitiesResources", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.list_changed, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.subscribe, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesResources", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.subscribe.is_some() {
-                state.serialize_field("subscribe", &self.subscribe)?;
-            } else {
-                state.skip_field("subscribe")?;
+            if ::std::matches!(self.subscribe, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("subscribe", &self.subscribe)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -7679,12 +8233,22 @@ the most important factor.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.list_changed.is_some());
-            let mut state = serializer.serialize_struct("ServerCapabilitiesTools", len)?;
-            if self.list_changed.is_some() {
-                state.serialize_field("listChanged", &self.list_changed)?;
-            } else {
-                state.skip_field("listChanged")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.list_changed, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("ServerCapabilitiesTools", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.list_changed, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("listChanged", &self.list_changed)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8035,21 +8599,42 @@ pub mod v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.message.is_some())
-                + usize::from(self.total.is_some());
-            let mut state = serializer
-                .serialize_struct("ProgressNotificationParams", len)?;
-            if self.message.is_some() {
-                state.serialize_field("message", &self.message)?;
-            } else {
-                state.skip_field("message")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.message, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.total, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ProgressNotificationParams", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.message, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("message", &self.message)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("progress", &self.progress)?;
-            state.serialize_field("progressToken", &self.progress_token)?;
-            if self.total.is_some() {
-                state.serialize_field("total", &self.total)?;
-            } else {
-                state.skip_field("total")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progress", &self.progress)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progressToken", &self.progress_token)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("total", &self.total)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8131,42 +8716,63 @@ pub mod v2025_03_26__v2025_06_18 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.completions.is_some())
-                + usize::from(self.experimental.is_some())
-                + usize::from(self.logging.is_some())
-                + usize::from(self.prompts.is_some())
-                + usize::from(self.resources.is_some())
-                + usize::from(self.tools.is_some());
-            let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
-            if self.completions.is_some() {
-                state.serialize_field("completions", &self.completions)?;
-            } else {
-                state.skip_field("completions")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.completions, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.logging, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.prompts, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.resources, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ServerCapabilities", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.completions, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("completions", &self.completions)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.experimental.is_some() {
-                state.serialize_field("experimental", &self.experimental)?;
-            } else {
-                state.skip_field("experimental")?;
+            if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("experimental", &self.experimental)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.logging.is_some() {
-                state.serialize_field("logging", &self.logging)?;
-            } else {
-                state.skip_field("logging")?;
+            if ::std::matches!(self.logging, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("logging", &self.logging)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.prompts.is_some() {
-                state.serialize_field("prompts", &self.prompts)?;
-            } else {
-                state.skip_field("prompts")?;
+            if ::std::matches!(self.prompts, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("prompts", &self.prompts)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.resources.is_some() {
-                state.serialize_field("resources", &self.resources)?;
-            } else {
-                state.skip_field("resources")?;
+            if ::std::matches!(self.resources, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("resources", &self.resources)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.tools.is_some() {
-                state.serialize_field("tools", &self.tools)?;
-            } else {
-                state.skip_field("tools")?;
+            if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("tools", &self.tools)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8515,36 +9121,60 @@ Default: false*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.destructive_hint.is_some())
-                + usize::from(self.idempotent_hint.is_some())
-                + usize::from(self.open_world_hint.is_some())
-                + usize::from(self.read_only_hint.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("ToolAnnotations", len)?;
-            if self.destructive_hint.is_some() {
-                state.serialize_field("destructiveHint", &self.destructive_hint)?;
-            } else {
-                state.skip_field("destructiveHint")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(
+                        self.destructive_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(
+                        self.idempotent_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(
+                        self.open_world_hint, ::std::option::Option::Some(_)
+                    ),
+                    ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ToolAnnotations", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.destructive_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("destructiveHint", &self.destructive_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.idempotent_hint.is_some() {
-                state.serialize_field("idempotentHint", &self.idempotent_hint)?;
-            } else {
-                state.skip_field("idempotentHint")?;
+            if ::std::matches!(self.idempotent_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("idempotentHint", &self.idempotent_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.open_world_hint.is_some() {
-                state.serialize_field("openWorldHint", &self.open_world_hint)?;
-            } else {
-                state.skip_field("openWorldHint")?;
+            if ::std::matches!(self.open_world_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("openWorldHint", &self.open_world_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.read_only_hint.is_some() {
-                state.serialize_field("readOnlyHint", &self.read_only_hint)?;
-            } else {
-                state.skip_field("readOnlyHint")?;
+            if ::std::matches!(self.read_only_hint, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("readOnlyHint", &self.read_only_hint)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -8638,22 +9268,46 @@ pub mod v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("AudioContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                3usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("AudioContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("data", &self.data)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("mimeType", &self.mime_type)?;
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -8731,21 +9385,43 @@ pub mod v2025_06_18__v2025_11_25 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-            state.serialize_field("blob", &self.blob)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("BlobResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("blob", &self.blob)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -8815,21 +9491,41 @@ of the LLM and/or the user.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("resource", &self.resource)?;
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resource", &self.resource)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9004,22 +9700,46 @@ of the LLM and/or the user.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("ImageContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                3usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ImageContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("data", &self.data)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("mimeType", &self.mime_type)?;
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9424,20 +10144,36 @@ or file that the server can operate on.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("ResourceContents", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("ResourceContents", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9503,20 +10239,36 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.meta.is_some())
-                + usize::from(self.name.is_some());
-            let mut state = serializer.serialize_struct("Root", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.name, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Root", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.name.is_some() {
-                state.serialize_field("name", &self.name)?;
-            } else {
-                state.skip_field("name")?;
+            if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("name", &self.name)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9579,21 +10331,41 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.annotations.is_some())
-                + usize::from(self.meta.is_some());
-            let mut state = serializer.serialize_struct("TextContent", len)?;
-            if self.annotations.is_some() {
-                state.serialize_field("annotations", &self.annotations)?;
-            } else {
-                state.skip_field("annotations")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("TextContent", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("annotations", &self.annotations)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9662,21 +10434,43 @@ other URI schemes.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.meta.is_some())
-                + usize::from(self.mime_type.is_some());
-            let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-            if self.meta.is_some() {
-                state.serialize_field("_meta", &self.meta)?;
-            } else {
-                state.skip_field("_meta")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TextResourceContents", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("_meta", &self.meta)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("text", &self.text)?;
-            state.serialize_field("uri", &self.uri)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("text", &self.text)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -9790,24 +10584,38 @@ the data is entirely optional.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.audience.is_some())
-                + usize::from(self.last_modified.is_some())
-                + usize::from(self.priority.is_some());
-            let mut state = serializer.serialize_struct("Annotations", len)?;
-            if self.audience.is_some() {
-                state.serialize_field("audience", &self.audience)?;
-            } else {
-                state.skip_field("audience")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.audience, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.last_modified, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.priority, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Annotations", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.audience, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("audience", &self.audience)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.last_modified.is_some() {
-                state.serialize_field("lastModified", &self.last_modified)?;
-            } else {
-                state.skip_field("lastModified")?;
+            if ::std::matches!(self.last_modified, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("lastModified", &self.last_modified)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.priority.is_some() {
-                state.serialize_field("priority", &self.priority)?;
-            } else {
-                state.skip_field("priority")?;
+            if ::std::matches!(self.priority, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("priority", &self.priority)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9868,13 +10676,25 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("BaseMetadata", len)?;
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.title, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("BaseMetadata", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -9927,26 +10747,44 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("BooleanSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("BooleanSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10039,13 +10877,22 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.arguments.is_some());
-            let mut state = serializer
-                .serialize_struct("CompleteRequestParamsContext", len)?;
-            if self.arguments.is_some() {
-                state.serialize_field("arguments", &self.arguments)?;
-            } else {
-                state.skip_field("arguments")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.arguments, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("CompleteRequestParamsContext", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("arguments", &self.arguments)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10357,25 +11204,43 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.description.is_some())
-                + usize::from(self.required.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("PromptArgument", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("PromptArgument", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10444,15 +11309,31 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("PromptReference", len)?;
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.title, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("PromptReference", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10539,11 +11420,23 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("ResourceTemplateReference", len)?;
-            state.serialize_field("type", &self.type_)?;
-            state.serialize_field("uri", &self.uri)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("ResourceTemplateReference", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("uri", &self.uri)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -10749,19 +11642,32 @@ pub mod v2025_11_25__v2026_07_28 {
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.form.is_some())
-                + usize::from(self.url.is_some());
-            let mut state = serializer
-                .serialize_struct("ClientCapabilitiesElicitation", len)?;
-            if self.form.is_some() {
-                state.serialize_field("form", &self.form)?;
-            } else {
-                state.skip_field("form")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.form, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.url, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesElicitation", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.form, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("form", &self.form)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.url.is_some() {
-                state.serialize_field("url", &self.url)?;
-            } else {
-                state.skip_field("url")?;
+            if ::std::matches!(self.url, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("url", &self.url)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10822,19 +11728,32 @@ If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).*
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.context.is_some())
-                + usize::from(self.tools.is_some());
-            let mut state = serializer
-                .serialize_struct("ClientCapabilitiesSampling", len)?;
-            if self.context.is_some() {
-                state.serialize_field("context", &self.context)?;
-            } else {
-                state.skip_field("context")?;
+            let len = crate::support::present(
+                0usize,
+                &[
+                    ::std::matches!(self.context, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ClientCapabilitiesSampling", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("context", &self.context)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.tools.is_some() {
-                state.serialize_field("tools", &self.tools)?;
-            } else {
-                state.skip_field("tools")?;
+            if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("tools", &self.tools)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -10925,22 +11844,43 @@ Only top-level properties are allowed, without nesting.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.required.is_some())
-                + usize::from(self.schema.is_some());
-            let mut state = serializer
-                .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)?;
-            state.serialize_field("properties", &self.properties)?;
-            if self.required.is_some() {
-                state.serialize_field("required", &self.required)?;
-            } else {
-                state.skip_field("required")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.required, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.schema, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("ElicitRequestFormParamsRequestedSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("properties", &self.properties)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.schema.is_some() {
-                state.serialize_field("$schema", &self.schema)?;
-            } else {
-                state.skip_field("$schema")?;
+            if ::std::matches!(self.required, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("required", &self.required)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.schema, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("$schema", &self.schema)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11406,15 +12346,31 @@ Only top-level properties are allowed, without nesting.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.data.is_some());
-            let mut state = serializer.serialize_struct("ErrorObject", len)?;
-            state.serialize_field("code", &self.code)?;
-            if self.data.is_some() {
-                state.serialize_field("data", &self.data)?;
-            } else {
-                state.skip_field("data")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ErrorObject", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("code", &self.code)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("message", &self.message)?;
+            if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("data", &self.data)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11492,24 +12448,43 @@ If not provided, the client should assume the icon can be used with any theme.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.mime_type.is_some())
-                + usize::from(self.sizes.is_some()) + usize::from(self.theme.is_some());
-            let mut state = serializer.serialize_struct("Icon", len)?;
-            if self.mime_type.is_some() {
-                state.serialize_field("mimeType", &self.mime_type)?;
-            } else {
-                state.skip_field("mimeType")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.sizes, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.theme, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Icon", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mimeType", &self.mime_type)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.sizes.is_some() {
-                state.serialize_field("sizes", &self.sizes)?;
-            } else {
-                state.skip_field("sizes")?;
+            if ::std::matches!(self.sizes, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("sizes", &self.sizes)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("src", &self.src)?;
-            if self.theme.is_some() {
-                state.serialize_field("theme", &self.theme)?;
-            } else {
-                state.skip_field("theme")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("src", &self.src)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.theme, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("theme", &self.theme)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -11649,12 +12624,20 @@ Clients that support rendering icons SHOULD also support:
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.icons.is_some());
-            let mut state = serializer.serialize_struct("Icons", len)?;
-            if self.icons.is_some() {
-                state.serialize_field("icons", &self.icons)?;
-            } else {
-                state.skip_field("icons")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.icons, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Icons", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("icons", &self.icons)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -11725,31 +12708,56 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.description.is_some())
-                + usize::from(self.icons.is_some()) + usize::from(self.title.is_some())
-                + usize::from(self.website_url.is_some());
-            let mut state = serializer.serialize_struct("Implementation", len)?;
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.website_url, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("Implementation", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.icons.is_some() {
-                state.serialize_field("icons", &self.icons)?;
-            } else {
-                state.skip_field("icons")?;
+            if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("icons", &self.icons)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("name", &self.name)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("version", &self.version)?;
-            if self.website_url.is_some() {
-                state.serialize_field("websiteUrl", &self.website_url)?;
-            } else {
-                state.skip_field("websiteUrl")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("version", &self.version)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.website_url, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("websiteUrl", &self.website_url)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -11829,15 +12837,33 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.id.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcErrorResponse", len)?;
-            state.serialize_field("error", &self.error)?;
-            if self.id.is_some() {
-                state.serialize_field("id", &self.id)?;
-            } else {
-                state.skip_field("id")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer
+                .serialize_struct("JsonrpcErrorResponse", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("error", &self.error)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
+            if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("id", &self.id)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -11899,14 +12925,31 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcNotification", len)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                2usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcNotification", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -11972,15 +13015,34 @@ if present).*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 3usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("JsonrpcRequest", len)?;
-            state.serialize_field("id", &self.id)?;
-            state.serialize_field("jsonrpc", &self.jsonrpc)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                3usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("JsonrpcRequest", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("jsonrpc", &self.jsonrpc)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12054,33 +13116,59 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.enum_names.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("LegacyTitledEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.enum_names, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("LegacyTitledEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("enum", &self.enum_)?;
-            if self.enum_names.is_some() {
-                state.serialize_field("enumNames", &self.enum_names)?;
-            } else {
-                state.skip_field("enumNames")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.enum_names, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("enumNames", &self.enum_names)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -12312,13 +13400,25 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Notification", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Notification", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12377,38 +13477,60 @@ Non-standard according to JSON schema 2020-12.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.maximum.is_some())
-                + usize::from(self.minimum.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("NumberSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.maximum, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.minimum, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("NumberSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.maximum.is_some() {
-                state.serialize_field("maximum", &self.maximum)?;
-            } else {
-                state.skip_field("maximum")?;
+            if ::std::matches!(self.maximum, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maximum", &self.maximum)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.minimum.is_some() {
-                state.serialize_field("minimum", &self.minimum)?;
-            } else {
-                state.skip_field("minimum")?;
+            if ::std::matches!(self.minimum, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minimum", &self.minimum)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -12796,13 +13918,25 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.params.is_some());
-            let mut state = serializer.serialize_struct("Request", len)?;
-            state.serialize_field("method", &self.method)?;
-            if self.params.is_some() {
-                state.serialize_field("params", &self.params)?;
-            } else {
-                state.skip_field("params")?;
+            let len = crate::support::present(
+                1usize,
+                &[::std::matches!(self.params, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("Request", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("method", &self.method)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if ::std::matches!(self.params, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("params", &self.params)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -12968,44 +14102,68 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.format.is_some())
-                + usize::from(self.max_length.is_some())
-                + usize::from(self.min_length.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer.serialize_struct("StringSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                1usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.format, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_length, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_length, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer.serialize_struct("StringSchema", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.format.is_some() {
-                state.serialize_field("format", &self.format)?;
-            } else {
-                state.skip_field("format")?;
+            if ::std::matches!(self.format, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("format", &self.format)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.max_length.is_some() {
-                state.serialize_field("maxLength", &self.max_length)?;
-            } else {
-                state.skip_field("maxLength")?;
+            if ::std::matches!(self.max_length, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxLength", &self.max_length)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.min_length.is_some() {
-                state.serialize_field("minLength", &self.min_length)?;
-            } else {
-                state.skip_field("minLength")?;
+            if ::std::matches!(self.min_length, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minLength", &self.min_length)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13111,40 +14269,67 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.max_items.is_some())
-                + usize::from(self.min_items.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("items", &self.items)?;
-            if self.max_items.is_some() {
-                state.serialize_field("maxItems", &self.max_items)?;
-            } else {
-                state.skip_field("maxItems")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("items", &self.items)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.min_items.is_some() {
-                state.serialize_field("minItems", &self.min_items)?;
-            } else {
-                state.skip_field("minItems")?;
+            if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxItems", &self.max_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minItems", &self.min_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13243,10 +14428,18 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 1usize;
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchemaItems", len)?;
-            state.serialize_field("anyOf", &self.any_of)?;
+            let len = crate::support::present(1usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItems", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("anyOf", &self.any_of)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13296,11 +14489,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)?;
-            state.serialize_field("const", &self.const_)?;
-            state.serialize_field("title", &self.title)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledMultiSelectEnumSchemaItemsAnyOfItem", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("const", &self.const_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13393,28 +14598,51 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("TitledSingleSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("TitledSingleSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("oneOf", &self.one_of)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("oneOf", &self.one_of)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13485,11 +14713,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)?;
-            state.serialize_field("const", &self.const_)?;
-            state.serialize_field("title", &self.title)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("TitledSingleSelectEnumSchemaOneOfItem", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("const", &self.const_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13578,12 +14818,20 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 0usize + usize::from(self.mode.is_some());
-            let mut state = serializer.serialize_struct("ToolChoice", len)?;
-            if self.mode.is_some() {
-                state.serialize_field("mode", &self.mode)?;
-            } else {
-                state.skip_field("mode")?;
+            let len = crate::support::present(
+                0usize,
+                &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+            );
+            let mut state = match serializer.serialize_struct("ToolChoice", len) {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("mode", &self.mode)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
             state.end()
         }
@@ -13776,40 +15024,67 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.max_items.is_some())
-                + usize::from(self.min_items.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("UntitledMultiSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.max_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.min_items, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("UntitledMultiSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("items", &self.items)?;
-            if self.max_items.is_some() {
-                state.serialize_field("maxItems", &self.max_items)?;
-            } else {
-                state.skip_field("maxItems")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("items", &self.items)
+            {
+                return ::std::result::Result::Err(e);
             }
-            if self.min_items.is_some() {
-                state.serialize_field("minItems", &self.min_items)?;
-            } else {
-                state.skip_field("minItems")?;
+            if ::std::matches!(self.max_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("maxItems", &self.max_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if ::std::matches!(self.min_items, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("minItems", &self.min_items)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -13909,11 +15184,23 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize;
-            let mut state = serializer
-                .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)?;
-            state.serialize_field("enum", &self.enum_)?;
-            state.serialize_field("type", &self.type_)?;
+            let len = crate::support::present(2usize, &[]);
+            let mut state = match serializer
+                .serialize_struct("UntitledMultiSelectEnumSchemaItems", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }
@@ -14037,28 +15324,51 @@ without nested objects or arrays.*/
             serializer: S,
         ) -> ::std::result::Result<S::Ok, S::Error> {
             use ::serde::ser::SerializeStruct as _;
-            let len = 2usize + usize::from(self.default.is_some())
-                + usize::from(self.description.is_some())
-                + usize::from(self.title.is_some());
-            let mut state = serializer
-                .serialize_struct("UntitledSingleSelectEnumSchema", len)?;
-            if self.default.is_some() {
-                state.serialize_field("default", &self.default)?;
-            } else {
-                state.skip_field("default")?;
+            let len = crate::support::present(
+                2usize,
+                &[
+                    ::std::matches!(self.default, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                    ::std::matches!(self.title, ::std::option::Option::Some(_)),
+                ],
+            );
+            let mut state = match serializer
+                .serialize_struct("UntitledSingleSelectEnumSchema", len)
+            {
+                ::std::result::Result::Ok(state) => state,
+                ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+            };
+            if ::std::matches!(self.default, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("default", &self.default)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            if self.description.is_some() {
-                state.serialize_field("description", &self.description)?;
-            } else {
-                state.skip_field("description")?;
+            if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("description", &self.description)
+                {
+                    return ::std::result::Result::Err(e);
+                }
             }
-            state.serialize_field("enum", &self.enum_)?;
-            if self.title.is_some() {
-                state.serialize_field("title", &self.title)?;
-            } else {
-                state.skip_field("title")?;
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("enum", &self.enum_)
+            {
+                return ::std::result::Result::Err(e);
             }
-            state.serialize_field("type", &self.type_)?;
+            if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+                if let ::std::result::Result::Err(e) = state
+                    .serialize_field("title", &self.title)
+                {
+                    return ::std::result::Result::Err(e);
+                }
+            }
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("type", &self.type_)
+            {
+                return ::std::result::Result::Err(e);
+            }
             state.end()
         }
     }

@@ -369,6 +369,12 @@ pub fn fill(
     Ok(())
 }
 
+/// The number of members a generated struct's `Serialize` writes: those always written,
+/// and each optional one that is present.
+pub fn present(always: usize, optional: &[bool]) -> usize {
+    always + optional.iter().filter(|present| **present).count()
+}
+
 /// Decodes one field's value.
 pub fn from_value<T: FromValue>(value: Value) -> Result<T, DispatchError> {
     T::from_value(value)

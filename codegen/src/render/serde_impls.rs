@@ -350,25 +350,37 @@ fn struct_impls(
                 .iter()
                 .filter(|(_, a)| a.skip_if_none)
                 .map(|(f, _)| &f.ident);
+            // This body is compiled once per serializer in every crate that encodes the
+            // type, so it stays small: presence tested with `matches!` (no `is_some` call),
+            // the length counted by one plain function (no overflow check per member), and
+            // no `?` (a `Try::branch` and a `from_residual` call per member in a debug
+            // build). An absent member is not announced with `skip_field`: JSON
+            // serializers ignore it (serde's default does nothing), and these are JSON types.
             let entries = declared.iter().map(|(f, a)| {
                 let key = wire(f, a);
                 let ident = &f.ident;
+                let write = quote! {
+                    if let ::std::result::Result::Err(e) = state.serialize_field(#key, &self.#ident) {
+                        return ::std::result::Result::Err(e);
+                    }
+                };
                 if a.skip_if_none {
                     quote! {
-                        if self.#ident.is_some() {
-                            state.serialize_field(#key, &self.#ident)?;
-                        } else {
-                            state.skip_field(#key)?;
+                        if ::std::matches!(self.#ident, ::std::option::Option::Some(_)) {
+                            #write
                         }
                     }
                 } else {
-                    quote! { state.serialize_field(#key, &self.#ident)?; }
+                    write
                 }
             });
             quote! {
                 use ::serde::ser::SerializeStruct as _;
-                let len = #always #( + usize::from(self.#optional.is_some()) )*;
-                let mut state = serializer.serialize_struct(#type_name, len)?;
+                let len = crate::support::present(#always, &[#( ::std::matches!(self.#optional, ::std::option::Option::Some(_)) ),*]);
+                let mut state = match serializer.serialize_struct(#type_name, len) {
+                    ::std::result::Result::Ok(state) => state,
+                    ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+                };
                 #(#entries)*
                 state.end()
             }

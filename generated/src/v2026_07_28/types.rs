@@ -60,22 +60,44 @@ impl ::serde::Serialize for AudioContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("AudioContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("AudioContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -237,21 +259,38 @@ impl ::serde::Serialize for BlobResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("BlobResourceContents", len)?;
-        state.serialize_field("blob", &self.blob)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("BlobResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("blob", &self.blob)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -595,26 +634,46 @@ impl ::serde::Serialize for CallToolRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.arguments.is_some())
-            + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("CallToolRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("CallToolRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("name", &self.name)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -816,11 +875,25 @@ impl ::serde::Serialize for CallToolResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("CallToolResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("CallToolResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1068,20 +1141,38 @@ impl ::serde::Serialize for CancelledNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.reason.is_some());
-        let mut state = serializer.serialize_struct("CancelledNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.reason, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CancelledNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.reason.is_some() {
-            state.serialize_field("reason", &self.reason)?;
-        } else {
-            state.skip_field("reason")?;
+        if ::std::matches!(self.reason, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("reason", &self.reason)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("requestId", &self.request_id)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestId", &self.request_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1160,35 +1251,54 @@ impl ::serde::Serialize for ClientCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.elicitation.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.extensions.is_some()) + usize::from(self.roots.is_some())
-            + usize::from(self.sampling.is_some());
-        let mut state = serializer.serialize_struct("ClientCapabilities", len)?;
-        if self.elicitation.is_some() {
-            state.serialize_field("elicitation", &self.elicitation)?;
-        } else {
-            state.skip_field("elicitation")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.elicitation, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.extensions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.roots, ::std::option::Option::Some(_)),
+                ::std::matches!(self.sampling, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ClientCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.elicitation, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("elicitation", &self.elicitation)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.extensions.is_some() {
-            state.serialize_field("extensions", &self.extensions)?;
-        } else {
-            state.skip_field("extensions")?;
+        if ::std::matches!(self.extensions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("extensions", &self.extensions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.roots.is_some() {
-            state.serialize_field("roots", &self.roots)?;
-        } else {
-            state.skip_field("roots")?;
+        if ::std::matches!(self.roots, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("roots", &self.roots)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.sampling.is_some() {
-            state.serialize_field("sampling", &self.sampling)?;
-        } else {
-            state.skip_field("sampling")?;
+        if ::std::matches!(self.sampling, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("sampling", &self.sampling)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -1727,16 +1837,33 @@ impl ::serde::Serialize for CompleteRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.context.is_some());
-        let mut state = serializer.serialize_struct("CompleteRequestParams", len)?;
-        state.serialize_field("argument", &self.argument)?;
-        if self.context.is_some() {
-            state.serialize_field("context", &self.context)?;
-        } else {
-            state.skip_field("context")?;
+        let len = crate::support::present(
+            3usize,
+            &[::std::matches!(self.context, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("CompleteRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("argument", &self.argument)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("ref", &self.ref_)?;
+        if ::std::matches!(self.context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("context", &self.context)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("ref", &self.ref_) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -1899,11 +2026,25 @@ impl ::serde::Serialize for CompleteResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("CompleteResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("CompleteResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -2174,56 +2315,90 @@ impl ::serde::Serialize for CreateMessageRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.include_context.is_some())
-            + usize::from(self.metadata.is_some())
-            + usize::from(self.model_preferences.is_some())
-            + usize::from(self.stop_sequences.is_some())
-            + usize::from(self.system_prompt.is_some())
-            + usize::from(self.temperature.is_some())
-            + usize::from(self.tool_choice.is_some())
-            + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("CreateMessageRequestParams", len)?;
-        if self.include_context.is_some() {
-            state.serialize_field("includeContext", &self.include_context)?;
-        } else {
-            state.skip_field("includeContext")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.include_context, ::std::option::Option::Some(_)),
+                ::std::matches!(self.metadata, ::std::option::Option::Some(_)),
+                ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)),
+                ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)),
+                ::std::matches!(self.temperature, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("CreateMessageRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.include_context, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("includeContext", &self.include_context)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("maxTokens", &self.max_tokens)?;
-        state.serialize_field("messages", &self.messages)?;
-        if self.metadata.is_some() {
-            state.serialize_field("metadata", &self.metadata)?;
-        } else {
-            state.skip_field("metadata")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("maxTokens", &self.max_tokens)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.model_preferences.is_some() {
-            state.serialize_field("modelPreferences", &self.model_preferences)?;
-        } else {
-            state.skip_field("modelPreferences")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("messages", &self.messages)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.stop_sequences.is_some() {
-            state.serialize_field("stopSequences", &self.stop_sequences)?;
-        } else {
-            state.skip_field("stopSequences")?;
+        if ::std::matches!(self.metadata, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("metadata", &self.metadata)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.system_prompt.is_some() {
-            state.serialize_field("systemPrompt", &self.system_prompt)?;
-        } else {
-            state.skip_field("systemPrompt")?;
+        if ::std::matches!(self.model_preferences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("modelPreferences", &self.model_preferences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.temperature.is_some() {
-            state.serialize_field("temperature", &self.temperature)?;
-        } else {
-            state.skip_field("temperature")?;
+        if ::std::matches!(self.stop_sequences, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("stopSequences", &self.stop_sequences)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tool_choice.is_some() {
-            state.serialize_field("toolChoice", &self.tool_choice)?;
-        } else {
-            state.skip_field("toolChoice")?;
+        if ::std::matches!(self.system_prompt, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("systemPrompt", &self.system_prompt)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.temperature, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("temperature", &self.temperature)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tool_choice, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolChoice", &self.tool_choice)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -2943,11 +3118,25 @@ impl ::serde::Serialize for DiscoverResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("DiscoverResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("DiscoverResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3077,15 +3266,32 @@ impl ::serde::Serialize for ElicitRequestFormParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.mode.is_some());
-        let mut state = serializer.serialize_struct("ElicitRequestFormParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        if self.mode.is_some() {
-            state.serialize_field("mode", &self.mode)?;
-        } else {
-            state.skip_field("mode")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.mode, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ElicitRequestFormParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("requestedSchema", &self.requested_schema)?;
+        if ::std::matches!(self.mode, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mode", &self.mode)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requestedSchema", &self.requested_schema)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3239,11 +3445,24 @@ impl ::serde::Serialize for ElicitRequestUrlParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ElicitRequestUrlParams", len)?;
-        state.serialize_field("message", &self.message)?;
-        state.serialize_field("mode", &self.mode)?;
-        state.serialize_field("url", &self.url)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("ElicitRequestUrlParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("mode", &self.mode)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("url", &self.url) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3391,21 +3610,40 @@ impl ::serde::Serialize for EmbeddedResource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("EmbeddedResource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("EmbeddedResource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("resource", &self.resource)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("resource", &self.resource)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -3692,26 +3930,47 @@ impl ::serde::Serialize for GetPromptRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.arguments.is_some())
-            + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("GetPromptRequestParams", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("GetPromptRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("name", &self.name)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -3892,11 +4151,25 @@ impl ::serde::Serialize for GetPromptResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("GetPromptResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("GetPromptResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4053,15 +4326,30 @@ impl ::serde::Serialize for HeaderMismatchError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer.serialize_struct("HeaderMismatchError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("HeaderMismatchError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4119,15 +4407,32 @@ impl ::serde::Serialize for HeaderMismatchErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("HeaderMismatchErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("HeaderMismatchErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4236,22 +4541,44 @@ impl ::serde::Serialize for ImageContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ImageContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ImageContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("data", &self.data)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("mimeType", &self.mime_type)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("mimeType", &self.mime_type)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4682,19 +5009,36 @@ impl ::serde::Serialize for InputResponseRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("InputResponseRequestParams", len)?;
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("InputResponseRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -4820,15 +5164,30 @@ impl ::serde::Serialize for InternalError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InternalError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InternalError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -4944,15 +5303,30 @@ impl ::serde::Serialize for InvalidParamsError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InvalidParamsError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InvalidParamsError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5059,15 +5433,30 @@ impl ::serde::Serialize for InvalidRequestError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("InvalidRequestError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("InvalidRequestError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5453,11 +5842,24 @@ impl ::serde::Serialize for JsonrpcResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("JsonrpcResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("JsonrpcResultResponse", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -5816,11 +6218,26 @@ impl ::serde::Serialize for ListPromptsResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListPromptsResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListPromptsResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6194,12 +6611,26 @@ impl ::serde::Serialize for ListResourceTemplatesResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("ListResourceTemplatesResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListResourceTemplatesResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6560,11 +6991,26 @@ impl ::serde::Serialize for ListResourcesResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListResourcesResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ListResourcesResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -6697,12 +7143,21 @@ impl ::serde::Serialize for ListRootsRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ListRootsRequestParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ListRootsRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -7112,11 +7567,25 @@ impl ::serde::Serialize for ListToolsResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ListToolsResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer.serialize_struct("ListToolsResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7255,21 +7724,41 @@ impl ::serde::Serialize for LoggingMessageNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.logger.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("LoggingMessageNotificationParams", len)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("level", &self.level)?;
-        if self.logger.is_some() {
-            state.serialize_field("logger", &self.logger)?;
-        } else {
-            state.skip_field("logger")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.logger, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("LoggingMessageNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("level", &self.level)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.logger, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logger", &self.logger)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -7399,15 +7888,30 @@ impl ::serde::Serialize for MethodNotFoundError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("MethodNotFoundError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("MethodNotFoundError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7513,16 +8017,32 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7581,12 +8101,26 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("message", &self.message)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7694,10 +8228,18 @@ impl ::serde::Serialize for MissingRequiredClientCapabilityErrorErrorData {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer
-            .serialize_struct("MissingRequiredClientCapabilityErrorErrorData", len)?;
-        state.serialize_field("requiredCapabilities", &self.required_capabilities)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("MissingRequiredClientCapabilityErrorErrorData", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requiredCapabilities", &self.required_capabilities)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7754,17 +8296,31 @@ impl ::serde::Serialize for NotificationMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_subscription_id.is_some());
-        let mut state = serializer.serialize_struct("NotificationMetaObject", len)?;
-        if self.io_modelcontextprotocol_subscription_id.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_subscription_id,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("NotificationMetaObject", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_subscription_id, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/subscriptionId",
                     &self.io_modelcontextprotocol_subscription_id,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/subscriptionId")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -7809,12 +8365,20 @@ impl ::serde::Serialize for NotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("NotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            0usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("NotificationParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -7860,12 +8424,29 @@ impl ::serde::Serialize for PaginatedRequest {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize;
-        let mut state = serializer.serialize_struct("PaginatedRequest", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("method", &self.method)?;
-        state.serialize_field("params", &self.params)?;
+        let len = crate::support::present(4usize, &[]);
+        let mut state = match serializer.serialize_struct("PaginatedRequest", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("method", &self.method)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("params", &self.params)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -7928,14 +8509,26 @@ impl ::serde::Serialize for PaginatedRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.cursor.is_some());
-        let mut state = serializer.serialize_struct("PaginatedRequestParams", len)?;
-        if self.cursor.is_some() {
-            state.serialize_field("cursor", &self.cursor)?;
-        } else {
-            state.skip_field("cursor")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.cursor, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("PaginatedRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.cursor, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("cursor", &self.cursor)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -8092,15 +8685,30 @@ impl ::serde::Serialize for ParseError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.data.is_some());
-        let mut state = serializer.serialize_struct("ParseError", len)?;
-        state.serialize_field("code", &self.code)?;
-        if self.data.is_some() {
-            state.serialize_field("data", &self.data)?;
-        } else {
-            state.skip_field("data")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.data, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ParseError", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("message", &self.message)?;
+        if ::std::matches!(self.data, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("data", &self.data)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -8288,25 +8896,50 @@ impl ::serde::Serialize for ProgressNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.message.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.total.is_some());
-        let mut state = serializer.serialize_struct("ProgressNotificationParams", len)?;
-        if self.message.is_some() {
-            state.serialize_field("message", &self.message)?;
-        } else {
-            state.skip_field("message")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.message, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.total, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ProgressNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.message, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("message", &self.message)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("progress", &self.progress)?;
-        state.serialize_field("progressToken", &self.progress_token)?;
-        if self.total.is_some() {
-            state.serialize_field("total", &self.total)?;
-        } else {
-            state.skip_field("total")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progress", &self.progress)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("progressToken", &self.progress_token)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.total, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("total", &self.total)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8396,35 +9029,58 @@ impl ::serde::Serialize for Prompt {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.arguments.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Prompt", len)?;
-        if self.arguments.is_some() {
-            state.serialize_field("arguments", &self.arguments)?;
-        } else {
-            state.skip_field("arguments")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.arguments, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Prompt", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.arguments, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("arguments", &self.arguments)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -8582,10 +9238,20 @@ impl ::serde::Serialize for PromptMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("PromptMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        state.serialize_field("role", &self.role)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("PromptMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -8724,21 +9390,40 @@ impl ::serde::Serialize for ReadResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.input_responses.is_some())
-            + usize::from(self.request_state.is_some());
-        let mut state = serializer.serialize_struct("ReadResourceRequestParams", len)?;
-        if self.input_responses.is_some() {
-            state.serialize_field("inputResponses", &self.input_responses)?;
-        } else {
-            state.skip_field("inputResponses")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.input_responses, ::std::option::Option::Some(_)),
+                ::std::matches!(self.request_state, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("ReadResourceRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.input_responses, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("inputResponses", &self.input_responses)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("_meta", &self.meta)?;
-        if self.request_state.is_some() {
-            state.serialize_field("requestState", &self.request_state)?;
-        } else {
-            state.skip_field("requestState")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.request_state, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("requestState", &self.request_state)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9111,11 +9796,26 @@ impl ::serde::Serialize for ReadResourceResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer.serialize_struct("ReadResourceResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("ReadResourceResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9299,43 +9999,70 @@ impl ::serde::Serialize for RequestMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize
-            + usize::from(self.io_modelcontextprotocol_client_info.is_some())
-            + usize::from(self.io_modelcontextprotocol_log_level.is_some())
-            + usize::from(self.progress_token.is_some());
-        let mut state = serializer.serialize_struct("RequestMetaObject", len)?;
-        state
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_client_info,
+                    ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.io_modelcontextprotocol_log_level,
+                    ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(self.progress_token, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("RequestMetaObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/clientCapabilities",
                 &self.io_modelcontextprotocol_client_capabilities,
-            )?;
-        if self.io_modelcontextprotocol_client_info.is_some() {
-            state
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(
+            self.io_modelcontextprotocol_client_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/clientInfo",
                     &self.io_modelcontextprotocol_client_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/clientInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.io_modelcontextprotocol_log_level.is_some() {
-            state
+        if ::std::matches!(
+            self.io_modelcontextprotocol_log_level, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/logLevel",
                     &self.io_modelcontextprotocol_log_level,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/logLevel")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/protocolVersion",
                 &self.io_modelcontextprotocol_protocol_version,
-            )?;
-        if self.progress_token.is_some() {
-            state.serialize_field("progressToken", &self.progress_token)?;
-        } else {
-            state.skip_field("progressToken")?;
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.progress_token, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("progressToken", &self.progress_token)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -9418,9 +10145,15 @@ impl ::serde::Serialize for RequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize;
-        let mut state = serializer.serialize_struct("RequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
+        let len = crate::support::present(1usize, &[]);
+        let mut state = match serializer.serialize_struct("RequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9508,48 +10241,78 @@ impl ::serde::Serialize for Resource {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Resource", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Resource", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9663,20 +10426,34 @@ impl ::serde::Serialize for ResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("ResourceContents", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -9765,49 +10542,82 @@ impl ::serde::Serialize for ResourceLink {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.size.is_some()) + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceLink", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.size, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceLink", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.size.is_some() {
-            state.serialize_field("size", &self.size)?;
-        } else {
-            state.skip_field("size")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if ::std::matches!(self.size, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("size", &self.size)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("type", &self.type_)?;
-        state.serialize_field("uri", &self.uri)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10006,10 +10816,18 @@ impl ::serde::Serialize for ResourceRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer.serialize_struct("ResourceRequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("uri", &self.uri)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer.serialize_struct("ResourceRequestParams", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10097,43 +10915,72 @@ impl ::serde::Serialize for ResourceTemplate {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some()) + usize::from(self.mime_type.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("ResourceTemplate", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResourceTemplate", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("name", &self.name)?;
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("uriTemplate", &self.uri_template)?;
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("uriTemplate", &self.uri_template)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10318,15 +11165,26 @@ impl ::serde::Serialize for ResourceUpdatedNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("ResourceUpdatedNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("ResourceUpdatedNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10386,17 +11244,30 @@ impl ::serde::Serialize for ResultMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize
-            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
-        let mut state = serializer.serialize_struct("ResultMetaObject", len)?;
-        if self.io_modelcontextprotocol_server_info.is_some() {
-            state
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_server_info,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ResultMetaObject", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -10508,20 +11379,34 @@ impl ::serde::Serialize for Root {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some())
-            + usize::from(self.name.is_some());
-        let mut state = serializer.serialize_struct("Root", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.name, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Root", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.name.is_some() {
-            state.serialize_field("name", &self.name)?;
-        } else {
-            state.skip_field("name")?;
+        if ::std::matches!(self.name, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("name", &self.name)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10576,15 +11461,30 @@ impl ::serde::Serialize for SamplingMessage {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("SamplingMessage", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("SamplingMessage", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("role", &self.role)?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("role", &self.role)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -10913,46 +11813,70 @@ impl ::serde::Serialize for ServerCapabilities {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.completions.is_some())
-            + usize::from(self.experimental.is_some())
-            + usize::from(self.extensions.is_some())
-            + usize::from(self.logging.is_some()) + usize::from(self.prompts.is_some())
-            + usize::from(self.resources.is_some()) + usize::from(self.tools.is_some());
-        let mut state = serializer.serialize_struct("ServerCapabilities", len)?;
-        if self.completions.is_some() {
-            state.serialize_field("completions", &self.completions)?;
-        } else {
-            state.skip_field("completions")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(self.completions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.experimental, ::std::option::Option::Some(_)),
+                ::std::matches!(self.extensions, ::std::option::Option::Some(_)),
+                ::std::matches!(self.logging, ::std::option::Option::Some(_)),
+                ::std::matches!(self.prompts, ::std::option::Option::Some(_)),
+                ::std::matches!(self.resources, ::std::option::Option::Some(_)),
+                ::std::matches!(self.tools, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ServerCapabilities", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.completions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("completions", &self.completions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.experimental.is_some() {
-            state.serialize_field("experimental", &self.experimental)?;
-        } else {
-            state.skip_field("experimental")?;
+        if ::std::matches!(self.experimental, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("experimental", &self.experimental)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.extensions.is_some() {
-            state.serialize_field("extensions", &self.extensions)?;
-        } else {
-            state.skip_field("extensions")?;
+        if ::std::matches!(self.extensions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("extensions", &self.extensions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.logging.is_some() {
-            state.serialize_field("logging", &self.logging)?;
-        } else {
-            state.skip_field("logging")?;
+        if ::std::matches!(self.logging, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("logging", &self.logging)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.prompts.is_some() {
-            state.serialize_field("prompts", &self.prompts)?;
-        } else {
-            state.skip_field("prompts")?;
+        if ::std::matches!(self.prompts, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("prompts", &self.prompts)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resources.is_some() {
-            state.serialize_field("resources", &self.resources)?;
-        } else {
-            state.skip_field("resources")?;
+        if ::std::matches!(self.resources, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resources", &self.resources)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools.is_some() {
-            state.serialize_field("tools", &self.tools)?;
-        } else {
-            state.skip_field("tools")?;
+        if ::std::matches!(self.tools, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("tools", &self.tools)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -11649,31 +12573,52 @@ impl ::serde::Serialize for SubscriptionFilter {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 0usize + usize::from(self.prompts_list_changed.is_some())
-            + usize::from(self.resource_subscriptions.is_some())
-            + usize::from(self.resources_list_changed.is_some())
-            + usize::from(self.tools_list_changed.is_some());
-        let mut state = serializer.serialize_struct("SubscriptionFilter", len)?;
-        if self.prompts_list_changed.is_some() {
-            state.serialize_field("promptsListChanged", &self.prompts_list_changed)?;
-        } else {
-            state.skip_field("promptsListChanged")?;
+        let len = crate::support::present(
+            0usize,
+            &[
+                ::std::matches!(
+                    self.prompts_list_changed, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.resource_subscriptions, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(
+                    self.resources_list_changed, ::std::option::Option::Some(_)
+                ),
+                ::std::matches!(self.tools_list_changed, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("SubscriptionFilter", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.prompts_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("promptsListChanged", &self.prompts_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resource_subscriptions.is_some() {
-            state
-                .serialize_field("resourceSubscriptions", &self.resource_subscriptions)?;
-        } else {
-            state.skip_field("resourceSubscriptions")?;
+        if ::std::matches!(self.resource_subscriptions, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resourceSubscriptions", &self.resource_subscriptions)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.resources_list_changed.is_some() {
-            state.serialize_field("resourcesListChanged", &self.resources_list_changed)?;
-        } else {
-            state.skip_field("resourcesListChanged")?;
+        if ::std::matches!(self.resources_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("resourcesListChanged", &self.resources_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.tools_list_changed.is_some() {
-            state.serialize_field("toolsListChanged", &self.tools_list_changed)?;
-        } else {
-            state.skip_field("toolsListChanged")?;
+        if ::std::matches!(self.tools_list_changed, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("toolsListChanged", &self.tools_list_changed)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -11873,15 +12818,28 @@ impl ::serde::Serialize for SubscriptionsAcknowledgedNotificationParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize + usize::from(self.meta.is_some());
-        let mut state = serializer
-            .serialize_struct("SubscriptionsAcknowledgedNotificationParams", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            1usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsAcknowledgedNotificationParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("notifications", &self.notifications)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("notifications", &self.notifications)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12054,11 +13012,22 @@ impl ::serde::Serialize for SubscriptionsListenRequestParams {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenRequestParams", len)?;
-        state.serialize_field("_meta", &self.meta)?;
-        state.serialize_field("notifications", &self.notifications)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenRequestParams", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("_meta", &self.meta)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("notifications", &self.notifications)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12236,24 +13205,41 @@ impl ::serde::Serialize for SubscriptionsListenResultMetaObject {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 1usize
-            + usize::from(self.io_modelcontextprotocol_server_info.is_some());
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenResultMetaObject", len)?;
-        if self.io_modelcontextprotocol_server_info.is_some() {
-            state
+        let len = crate::support::present(
+            1usize,
+            &[
+                ::std::matches!(
+                    self.io_modelcontextprotocol_server_info,
+                    ::std::option::Option::Some(_)
+                ),
+            ],
+        );
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenResultMetaObject", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(
+            self.io_modelcontextprotocol_server_info, ::std::option::Option::Some(_)
+        ) {
+            if let ::std::result::Result::Err(e) = state
                 .serialize_field(
                     "io.modelcontextprotocol/serverInfo",
                     &self.io_modelcontextprotocol_server_info,
-                )?;
-        } else {
-            state.skip_field("io.modelcontextprotocol/serverInfo")?;
+                )
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state
+        if let ::std::result::Result::Err(e) = state
             .serialize_field(
                 "io.modelcontextprotocol/subscriptionId",
                 &self.io_modelcontextprotocol_subscription_id,
-            )?;
+            )
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12315,12 +13301,26 @@ impl ::serde::Serialize for SubscriptionsListenResultResponse {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("SubscriptionsListenResultResponse", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
-        state.serialize_field("result", &self.result)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("SubscriptionsListenResultResponse", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("result", &self.result)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12380,21 +13380,39 @@ impl ::serde::Serialize for TextContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("TextContent", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12458,21 +13476,38 @@ impl ::serde::Serialize for TextResourceContents {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.meta.is_some())
-            + usize::from(self.mime_type.is_some());
-        let mut state = serializer.serialize_struct("TextResourceContents", len)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.mime_type, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("TextResourceContents", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.mime_type.is_some() {
-            state.serialize_field("mimeType", &self.mime_type)?;
-        } else {
-            state.skip_field("mimeType")?;
+        if ::std::matches!(self.mime_type, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("mimeType", &self.mime_type)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("text", &self.text)?;
-        state.serialize_field("uri", &self.uri)?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("text", &self.text)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("uri", &self.uri) {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -12559,43 +13594,71 @@ impl ::serde::Serialize for Tool {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.annotations.is_some())
-            + usize::from(self.description.is_some()) + usize::from(self.icons.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.output_schema.is_some())
-            + usize::from(self.title.is_some());
-        let mut state = serializer.serialize_struct("Tool", len)?;
-        if self.annotations.is_some() {
-            state.serialize_field("annotations", &self.annotations)?;
-        } else {
-            state.skip_field("annotations")?;
+        let len = crate::support::present(
+            2usize,
+            &[
+                ::std::matches!(self.annotations, ::std::option::Option::Some(_)),
+                ::std::matches!(self.description, ::std::option::Option::Some(_)),
+                ::std::matches!(self.icons, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.output_schema, ::std::option::Option::Some(_)),
+                ::std::matches!(self.title, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("Tool", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if ::std::matches!(self.annotations, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("annotations", &self.annotations)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.description.is_some() {
-            state.serialize_field("description", &self.description)?;
-        } else {
-            state.skip_field("description")?;
+        if ::std::matches!(self.description, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("description", &self.description)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.icons.is_some() {
-            state.serialize_field("icons", &self.icons)?;
-        } else {
-            state.skip_field("icons")?;
+        if ::std::matches!(self.icons, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("icons", &self.icons)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("inputSchema", &self.input_schema)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("inputSchema", &self.input_schema)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        if self.output_schema.is_some() {
-            state.serialize_field("outputSchema", &self.output_schema)?;
-        } else {
-            state.skip_field("outputSchema")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.title.is_some() {
-            state.serialize_field("title", &self.title)?;
-        } else {
-            state.skip_field("title")?;
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.output_schema, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("outputSchema", &self.output_schema)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if ::std::matches!(self.title, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("title", &self.title)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
         state.end()
     }
@@ -12955,28 +14018,53 @@ impl ::serde::Serialize for ToolResultContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize + usize::from(self.is_error.is_some())
-            + usize::from(self.meta.is_some())
-            + usize::from(self.structured_content.is_some());
-        let mut state = serializer.serialize_struct("ToolResultContent", len)?;
-        state.serialize_field("content", &self.content)?;
-        if self.is_error.is_some() {
-            state.serialize_field("isError", &self.is_error)?;
-        } else {
-            state.skip_field("isError")?;
+        let len = crate::support::present(
+            3usize,
+            &[
+                ::std::matches!(self.is_error, ::std::option::Option::Some(_)),
+                ::std::matches!(self.meta, ::std::option::Option::Some(_)),
+                ::std::matches!(self.structured_content, ::std::option::Option::Some(_)),
+            ],
+        );
+        let mut state = match serializer.serialize_struct("ToolResultContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("content", &self.content)
+        {
+            return ::std::result::Result::Err(e);
         }
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        if ::std::matches!(self.is_error, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("isError", &self.is_error)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        if self.structured_content.is_some() {
-            state.serialize_field("structuredContent", &self.structured_content)?;
-        } else {
-            state.skip_field("structuredContent")?;
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
         }
-        state.serialize_field("toolUseId", &self.tool_use_id)?;
-        state.serialize_field("type", &self.type_)?;
+        if ::std::matches!(self.structured_content, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("structuredContent", &self.structured_content)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("toolUseId", &self.tool_use_id)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13072,17 +14160,37 @@ impl ::serde::Serialize for ToolUseContent {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 4usize + usize::from(self.meta.is_some());
-        let mut state = serializer.serialize_struct("ToolUseContent", len)?;
-        state.serialize_field("id", &self.id)?;
-        state.serialize_field("input", &self.input)?;
-        if self.meta.is_some() {
-            state.serialize_field("_meta", &self.meta)?;
-        } else {
-            state.skip_field("_meta")?;
+        let len = crate::support::present(
+            4usize,
+            &[::std::matches!(self.meta, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer.serialize_struct("ToolUseContent", len) {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id) {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("name", &self.name)?;
-        state.serialize_field("type", &self.type_)?;
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("input", &self.input)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if ::std::matches!(self.meta, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state
+                .serialize_field("_meta", &self.meta)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("name", &self.name)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("type", &self.type_)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13153,16 +14261,32 @@ impl ::serde::Serialize for UnsupportedProtocolVersionError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize + usize::from(self.id.is_some());
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionError", len)?;
-        state.serialize_field("error", &self.error)?;
-        if self.id.is_some() {
-            state.serialize_field("id", &self.id)?;
-        } else {
-            state.skip_field("id")?;
+        let len = crate::support::present(
+            2usize,
+            &[::std::matches!(self.id, ::std::option::Option::Some(_))],
+        );
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("error", &self.error)
+        {
+            return ::std::result::Result::Err(e);
         }
-        state.serialize_field("jsonrpc", &self.jsonrpc)?;
+        if ::std::matches!(self.id, ::std::option::Option::Some(_)) {
+            if let ::std::result::Result::Err(e) = state.serialize_field("id", &self.id)
+            {
+                return ::std::result::Result::Err(e);
+            }
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("jsonrpc", &self.jsonrpc)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13219,12 +14343,26 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorError {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 3usize;
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionErrorError", len)?;
-        state.serialize_field("code", &self.code)?;
-        state.serialize_field("data", &self.data)?;
-        state.serialize_field("message", &self.message)?;
+        let len = crate::support::present(3usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorError", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state.serialize_field("code", &self.code)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state.serialize_field("data", &self.data)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("message", &self.message)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
@@ -13335,11 +14473,23 @@ impl ::serde::Serialize for UnsupportedProtocolVersionErrorErrorData {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let len = 2usize;
-        let mut state = serializer
-            .serialize_struct("UnsupportedProtocolVersionErrorErrorData", len)?;
-        state.serialize_field("requested", &self.requested)?;
-        state.serialize_field("supported", &self.supported)?;
+        let len = crate::support::present(2usize, &[]);
+        let mut state = match serializer
+            .serialize_struct("UnsupportedProtocolVersionErrorErrorData", len)
+        {
+            ::std::result::Result::Ok(state) => state,
+            ::std::result::Result::Err(e) => return ::std::result::Result::Err(e),
+        };
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("requested", &self.requested)
+        {
+            return ::std::result::Result::Err(e);
+        }
+        if let ::std::result::Result::Err(e) = state
+            .serialize_field("supported", &self.supported)
+        {
+            return ::std::result::Result::Err(e);
+        }
         state.end()
     }
 }
