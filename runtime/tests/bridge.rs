@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use mcp_runtime::client::{Client, RequestOptions};
+use mcp_runtime::client::{Client, Notification, RequestOptions};
 use mcp_runtime::model::{Content, Elicitation, Implementation, SampledMessage};
 use mcp_runtime::ProtocolVersion;
 use serde_json::{json, Map, Value};
@@ -42,8 +42,13 @@ struct HttpBridge {
 
 impl HttpBridge {
     fn start() -> HttpBridge {
+        HttpBridge::start_for(&upstream())
+    }
+
+    /// The bridge in front of the upstream server `command`.
+    fn start_for(command: &str) -> HttpBridge {
         let mut child = Command::new(bridge())
-            .args(["--command", &upstream(), "--http", "127.0.0.1:0"])
+            .args(["--command", command, "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -365,6 +370,47 @@ async fn every_upstream_list_change_is_followed() {
         .await
         .unwrap();
     assert!(format!("{prompt:?}").contains("added prompt"), "{prompt:?}");
+    client.close().await;
+}
+
+/// An upstream server that speaks 2026-07-28 (this runtime's conformance example, over
+/// stdio) announces list changes only on a `subscriptions/listen` stream: the bridge keeps
+/// one open, so a legacy client of the bridge hears the change.
+#[tokio::test]
+async fn a_2026_upstream_s_list_changes_are_followed() {
+    let upstream = kit::process::example().display().to_string();
+    let bridge = HttpBridge::start_for(&upstream);
+    assert!(
+        bridge.log().contains("upstream speaks MCP 2026-07-28"),
+        "{}",
+        bridge.log()
+    );
+    let client = our_client()
+        .pin(ProtocolVersion::parse("2025-11-25").unwrap())
+        .connect_url(&bridge.url("/mcp"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+    let mut heard = client.notifications();
+    let triggered = client
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+    assert!(!triggered.is_error, "{triggered:?}");
+    let changed = tokio::time::timeout(kit::patience(), async {
+        while let Some(n) = heard.recv().await {
+            if matches!(n, Notification::ToolsListChanged) {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(
+        changed,
+        Ok(true),
+        "the tool list change was not passed on\nbridge: {}",
+        bridge.log()
+    );
     client.close().await;
 }
 

@@ -548,6 +548,42 @@ async fn list_changes_reach_the_caller_in_both_eras() {
     }
 }
 
+/// A 2026-07-28 subscription the server ends (here: it shuts down, which ends every open
+/// listen with its result) is seen as ended by the caller, without an error.
+#[tokio::test]
+async fn a_subscription_the_server_ends_is_seen_ended() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = mcp_runtime::transport::http::serve_listener_with_shutdown(
+            kit::conformance_server(),
+            listener,
+            mcp_runtime::transport::http::HttpConfig::default(),
+            async move {
+                let _ = stopped.await;
+            },
+        )
+        .await;
+    });
+    let client = builder()
+        .pin(rev("2026-07-28"))
+        .connect_url(&format!("http://{addr}/mcp"))
+        .await
+        .expect("connect");
+    let mut subscription = client
+        .listen(mcp_runtime::client::ListenFilter::list_changes())
+        .await
+        .expect("listen");
+    let _ = stop.send(());
+    tokio::time::timeout(kit::patience(), subscription.ended())
+        .await
+        .expect("the subscription ends when the server shuts down")
+        .expect("ended by the server with its result");
+}
+
 #[tokio::test]
 async fn elicitation_defaults_fill_the_form_sep_1034() {
     // The user leaves the form as shown; the client answers with the schema's defaults,

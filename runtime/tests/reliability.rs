@@ -201,6 +201,45 @@ async fn a_get_stream_resumed_with_last_event_id_loses_no_event() {
     );
 }
 
+/// A GET with `Last-Event-ID` while the session's GET stream is still open (its client
+/// lost it; the server does not know yet) takes the stream over: the older connection
+/// ends, each later event goes to the resumed one only, and the session still has one GET
+/// stream (a new GET without `Last-Event-ID` is refused, 409, even after the older
+/// connection is gone).
+#[tokio::test]
+async fn a_resumed_get_stream_takes_over_the_open_one() {
+    let (server, _) = fault_server(Limits::default(), VersionSet::ALL);
+    let http = serve(server.clone(), HttpConfig::default()).await;
+    let sid = http.session("2025-11-25", json!({})).await;
+    let mut older = http.get_stream(&sid, None).await;
+    server.notify(ServerEvent::ToolsChanged);
+    let (last, m) = older.next_message().await;
+    assert_eq!(m["method"], "notifications/tools/list_changed", "{m}");
+    let last = last.expect("events carry ids");
+    let mut resumed = http.get_stream(&sid, Some(&last)).await;
+    assert!(
+        older.rest().await.is_empty(),
+        "the older connection ends, carrying nothing more"
+    );
+    server.notify(ServerEvent::ResourcesChanged);
+    let (_, m) = resumed.next_message().await;
+    assert_eq!(m["method"], "notifications/resources/list_changed", "{m}");
+    drop(older);
+    let fresh = http
+        .client()
+        .get(http.url("/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &sid)
+        .send()
+        .await
+        .expect("GET /mcp");
+    assert_eq!(
+        fresh.status(),
+        StatusCode::CONFLICT,
+        "one GET stream per session"
+    );
+}
+
 #[tokio::test]
 async fn a_cancelled_handler_is_dropped_and_never_answered() {
     // stdio (behaviour.rs `cancelled_requests_are_not_answered` covers a handler that
@@ -806,6 +845,68 @@ async fn sigterm_over_http_finishes_or_cancels_work_and_exits_0() {
         elapsed >= GRACE - Duration::from_millis(500) && elapsed < GRACE + Duration::from_secs(2),
         "{elapsed:?}"
     );
+}
+
+/// The end of input drains the connection: an open `subscriptions/listen` (a request that
+/// never ends on its own) ends at once with its result, instead of holding the end for the
+/// whole grace period and being cancelled without an answer.
+#[tokio::test]
+async fn the_end_of_stdio_input_ends_an_open_listen_with_its_result() {
+    let mut limits = Limits::default();
+    // Far beyond the kit's patience: waiting for it fails the test.
+    limits.shutdown_grace = Duration::from_secs(600);
+    let (server, _) = fault_server(limits, VersionSet::ALL);
+    let mut p = Stdio::serve(server);
+    let params =
+        json!({"_meta": modern_meta(json!({})), "notifications": {"toolsListChanged": true}});
+    p.send(&rpc(7, "subscriptions/listen", params)).await;
+    let ack = p.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let after = p.close().await;
+    assert_eq!(after.len(), 1, "only the listen's result: {after:?}");
+    assert_eq!(after[0]["id"], 7, "{after:?}");
+    assert_eq!(after[0]["result"]["resultType"], "complete", "{after:?}");
+}
+
+/// SIGTERM over HTTP with a stateless `subscriptions/listen` open: its stream ends with the
+/// listen's result and the server exits at once, not at the end of the grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_over_http_ends_an_open_listen_with_its_result() {
+    let mut server = HttpServer::start_example("conformance_server");
+    let http = Http::new(&server.url(""));
+    let params =
+        json!({"_meta": modern_meta(json!({})), "notifications": {"toolsListChanged": true}});
+    let headers = [
+        ("mcp-protocol-version", kit::MODERN),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let mut listen = http
+        .post_stream(&headers, rpc(7, "subscriptions/listen", params))
+        .await;
+    let (_, ack) = listen.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let start = Instant::now();
+    sigterm(server.pid());
+    let rest = listen.rest().await;
+    let last = rest.last().cloned().unwrap_or(Value::Null);
+    assert_eq!(
+        last["id"], 7,
+        "the listen's result ends its stream: {rest:?}"
+    );
+    assert_eq!(last["result"]["resultType"], "complete", "{rest:?}");
+    let status = tokio::task::spawn_blocking(move || server.wait_exit())
+        .await
+        .expect("wait");
+    assert!(status.success(), "exit status {status}");
+    // Draining did not wait for the listen: the grace period is for work that ends.
+    let elapsed = start.elapsed();
+    assert!(elapsed < GRACE - Duration::from_secs(2), "{elapsed:?}");
 }
 
 // ───────────────────────────── 3. hostile input ─────────────────────────────

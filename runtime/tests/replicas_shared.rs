@@ -244,6 +244,60 @@ async fn a_get_stream_resumes_on_another_replica() {
     }
 }
 
+/// A GET stream resumed on another replica while the first replica still has it open (the
+/// client lost that connection; the server did not notice): the older connection ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_resumed_elsewhere_ends_the_older_connection() {
+    let redis = Redis::start();
+    let seen = Arc::new(Seen::default());
+    let (servers, r) = replicas(&redis, 2, Duration::from_secs(60), &seen).await;
+    let session = r[0].session("2025-06-18", json!({})).await;
+    let mut older = r[0].get_stream(&session, None).await;
+    until_get_open(&r[0], &session).await;
+    servers[0].notify(ServerEvent::ToolsChanged);
+    let (last, first) = older.next_message().await;
+    assert_eq!(method(&first), "notifications/tools/list_changed");
+    let last = last.expect("stored events have ids");
+    let _resumed = r[1].get_stream(&session, Some(&last)).await;
+    assert!(
+        older.rest().await.is_empty(),
+        "the older connection ends, carrying nothing more"
+    );
+}
+
+/// A new GET stream opened on another replica takes the session's GET stream there: the
+/// older connection ends, and announcements reach the new stream only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_opened_elsewhere_takes_the_session_get_stream_there() {
+    let redis = Redis::start();
+    let seen = Arc::new(Seen::default());
+    let (servers, r) = replicas(&redis, 2, Duration::from_secs(60), &seen).await;
+    let session = r[0].session("2025-06-18", json!({})).await;
+    let mut older = r[0].get_stream(&session, None).await;
+    until_get_open(&r[0], &session).await;
+    let mut newer = r[1].get_stream(&session, None).await;
+    assert!(
+        older.rest().await.is_empty(),
+        "the older connection ends, carrying nothing"
+    );
+    until_get_open(&r[1], &session).await;
+    servers[0].notify(ServerEvent::ToolsChanged);
+    servers[1].notify(ServerEvent::PromptsChanged);
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let (_, m) = newer.next_message().await;
+        heard.push(method(&m).to_owned());
+    }
+    heard.sort();
+    assert_eq!(
+        heard,
+        [
+            "notifications/prompts/list_changed",
+            "notifications/tools/list_changed"
+        ]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_expiry_ends_the_session_everywhere() {
     let redis = Redis::start();

@@ -327,3 +327,39 @@ async fn a_polled_stream_resumes_on_another_replica() {
     assert_eq!(answer["id"], 6, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "through");
 }
+
+/// Two replicas, a polled GET stream opened on the first: a change announced on the second
+/// while that stream's connection is closed between polls is kept in the stream's history
+/// (the stream still lives on the first replica; only its connection ended) and reaches
+/// the client when it polls again, here through the second replica.
+#[cfg(feature = "redis")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_between_polls_of_a_shared_get_stream_is_kept() {
+    use mcp_runtime::transport::http::RedisStore;
+    let redis = kit::redis::Redis::start();
+    let gate = Arc::new(Semaphore::new(0));
+    let (mut servers, mut replicas) = (Vec::new(), Vec::new());
+    for _ in 0..2 {
+        let store = RedisStore::connect(&redis.url()).await.unwrap();
+        let mut config = polling_config(true).store(store);
+        config.session_idle_timeout = Duration::from_secs(60);
+        let server = gated_server(&gate);
+        replicas.push(serve(server.clone(), config).await);
+        servers.push(server);
+    }
+    let (a, b) = (&replicas[0], &replicas[1]);
+    let session = a.session("2025-11-25", json!({})).await;
+    let mut get = a.get_stream(&session, None).await;
+    let last = priming(&mut get).await;
+    closed_for_polling(&mut get).await;
+    drop(get);
+    // Between polls: announced on the other replica, relayed to the first.
+    servers[1].notify(ServerEvent::ToolsChanged);
+    tokio::time::sleep(RETRY).await;
+    let mut poll = b.get_stream(&session, Some(&last)).await;
+    let (_, changed) = poll.next_message().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+}

@@ -76,7 +76,8 @@ impl ListenFilter {
 /// An open subscription (2026-07-28); dropping it ends it.
 #[derive(Debug)]
 pub struct Subscription {
-    task: tokio::task::JoinHandle<()>,
+    /// The listen request; it finishes when the server ends the subscription.
+    task: tokio::task::JoinHandle<Result<Value, ClientError>>,
     acknowledged: Value,
 }
 
@@ -88,6 +89,17 @@ impl Subscription {
 
     /// Ends the subscription.
     pub fn close(self) {}
+
+    /// Waits until the server ends the subscription: `Ok` when it ended it with its
+    /// result (a server that shuts down or stops serving the client does so), an error
+    /// when the request failed or the connection was lost. Nothing arrives for it after
+    /// that; listen again to go on hearing changes.
+    pub async fn ended(&mut self) -> Result<(), ClientError> {
+        match (&mut self.task).await {
+            Ok(outcome) => outcome.map(|_| ()),
+            Err(_) => Err(ClientError::closed()),
+        }
+    }
 }
 
 impl Drop for Subscription {
@@ -111,9 +123,8 @@ impl Client {
         let mut params = Map::new();
         params.insert("notifications".into(), filter.to_value());
         let client = self.clone();
-        let (ended_tx, ended) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
-            let outcome = client
+            client
                 .core
                 .request(
                     client.version(),
@@ -122,8 +133,7 @@ impl Client {
                     // It stays open until dropped.
                     &RequestOptions::new().timeout(Duration::ZERO),
                 )
-                .await;
-            let _ = ended_tx.send(outcome);
+                .await
         });
         let mut subscription = Subscription {
             task,
@@ -144,6 +154,7 @@ impl Client {
             None
         };
         let timeout = self.core.config.timeout;
+        let ended = &mut subscription.task;
         match first(tokio::time::timeout(timeout, acknowledged), ended).await {
             First::A(Ok(Some(filter))) => {
                 subscription.acknowledged = filter;

@@ -16,7 +16,7 @@ use super::{shape, RequestOptions, ServerInfo};
 use crate::model::Implementation;
 use crate::protocol::method::McpMethod;
 use crate::protocol::version::{Era, ProtocolVersion, VersionSet, META_SERVER_INFO};
-use crate::wire::ErrorCode;
+use crate::wire::{self, ErrorCode};
 
 /// What a probe learned.
 enum Probe {
@@ -66,18 +66,6 @@ fn newest_common(ours: VersionSet, theirs: &[String]) -> Option<ProtocolVersion>
         .find(|v| theirs.iter().any(|t| t == v.as_str()))
 }
 
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// `server/discover` at `v`, retried at a version the server lists when it names others.
 async fn probe(
     core: &Arc<Core>,
@@ -94,7 +82,7 @@ async fn probe(
         {
             Ok(result) => {
                 let result = shape::result(v, McpMethod::Discover, result)?;
-                let supported = strings(result.get("supportedVersions"));
+                let supported = wire::strings::<Vec<String>>(result.get("supportedVersions"));
                 match newest_common(versions, &supported) {
                     Some(common) if common != v => v = common,
                     Some(_) => return Ok(Probe::Modern(Box::new(discovered(v, &result)))),
@@ -110,7 +98,7 @@ async fn probe(
                 if e.rpc()
                     .is_some_and(|r| r.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION) =>
             {
-                let supported = strings(
+                let supported = wire::strings::<Vec<String>>(
                     e.rpc()
                         .and_then(|r| r.data.as_ref())
                         .and_then(|d| d.get("supported")),
@@ -170,7 +158,7 @@ fn discovered(v: ProtocolVersion, result: &Value) -> ServerInfo {
             .get("instructions")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        supported_versions: strings(result.get("supportedVersions")),
+        supported_versions: wire::strings::<Vec<String>>(result.get("supportedVersions")),
     }
 }
 

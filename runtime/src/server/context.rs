@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use crate::auth::Principal;
+use crate::cancel::CancellationToken;
 use crate::model::LogLevel;
 use crate::model::{Elicitation, Root, SampledMessage, SamplingRequest};
 use crate::protocol::asks::{self, Ask, AskError, AskErrorKind, Asker};
@@ -57,6 +58,9 @@ pub struct Context {
     log: LogFilter,
     asker: Asker,
     request_id: Option<RequestId>,
+    /// Cancelled when the connection drains (see `Context::draining`); only requests that
+    /// never end on their own carry it.
+    draining: Option<CancellationToken>,
     events: broadcast::Sender<ServerEvent>,
     principal: Option<Arc<Principal>>,
     /// The task this call runs as (or may start), if any.
@@ -94,6 +98,7 @@ impl Context {
             log,
             asker,
             request_id: None,
+            draining: None,
             events,
             principal: None,
             #[cfg(feature = "tasks")]
@@ -215,6 +220,21 @@ impl Context {
     /// HTTP server without authorization.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()
+    }
+
+    /// Lets this request see its connection drain (`subscriptions/listen`).
+    pub(crate) fn with_draining(mut self, draining: CancellationToken) -> Context {
+        self.draining = Some(draining);
+        self
+    }
+
+    /// Resolves when the connection drains (its input ended, the server shuts down), for
+    /// a request given the connection's draining (see `with_draining`); never otherwise.
+    pub(crate) async fn draining(&self) {
+        match &self.draining {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
     }
 
     pub(crate) fn with_request_id(mut self, id: RequestId) -> Context {

@@ -13,12 +13,13 @@ use crate::cancel::{first, First};
 use crate::protocol::shape::{self, by_revision};
 use crate::protocol::version::ProtocolVersion;
 use crate::server::context::Context;
-use crate::wire::{Encoded, RequestId, RpcError};
+use crate::wire::{self, Encoded, RequestId, RpcError};
 
 impl Server {
     /// `subscriptions/listen` (2026-07-28): acknowledges the filter it honours, then
     /// forwards the matching change notifications, each tagged with the subscription id,
-    /// until the client cancels or goes away (then nothing more is sent).
+    /// until the client cancels or goes away (then nothing more is sent), or the
+    /// connection drains (then the subscription ends with its result).
     pub(super) async fn listen(
         &self,
         v: ProtocolVersion,
@@ -44,7 +45,7 @@ impl Server {
         if wants("resourcesListChanged") && self.declares("resources") {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
-        let uris = strings(&filter, "resourceSubscriptions");
+        let uris = wire::strings::<Vec<String>>(filter.get("resourceSubscriptions"));
         if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
         }
@@ -52,7 +53,7 @@ impl Server {
         // extension (`-32021` otherwise, a MUST), only for tasks of its own. Without the
         // feature `tasks`, ignored as by a server that offers no tasks.
         #[cfg(feature = "tasks")]
-        let task_ids = strings(&filter, "taskIds");
+        let task_ids = wire::strings::<Vec<String>>(filter.get("taskIds"));
         #[cfg(feature = "tasks")]
         let mut watch = None;
         #[cfg(feature = "tasks")]
@@ -101,10 +102,17 @@ impl Server {
             };
             #[cfg(not(feature = "tasks"))]
             let woken = std::future::pending::<()>();
-            let event = match first(ctx.cancelled(), first(events.recv(), woken)).await {
-                First::A(()) => break,
-                First::B(First::A(e)) => e,
-                First::B(First::B(())) => continue,
+            let event = match first(
+                ctx.cancelled(),
+                first(ctx.draining(), first(events.recv(), woken)),
+            )
+            .await
+            {
+                // Cancelled: nothing more is sent. Draining: the subscription ends with
+                // its result, as at the end of the server's events.
+                First::A(()) | First::B(First::A(())) => break,
+                First::B(First::B(First::A(e))) => e,
+                First::B(First::B(First::B(()))) => continue,
             };
             let (method, params) = match event {
                 Ok(ServerEvent::ToolsChanged) if honoured.contains_key("toolsListChanged") => {
@@ -138,18 +146,4 @@ impl Server {
             Value::Object(result)
         ), else Err(RpcError::method_not_found("subscriptions/listen")))
     }
-}
-
-/// The strings of the filter's array `key` (none if it is absent or not an array).
-fn strings(filter: &Value, key: &str) -> Vec<String> {
-    filter
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }

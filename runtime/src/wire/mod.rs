@@ -18,4 +18,4 @@ pub(crate) use outgoing::ENVELOPE_ROOM;
 pub use outgoing::{
     batch, error_response, notification, request, result_response, Encoded, Outgoing, OutgoingKind,
 };
-pub use parse::{member, parse_frame, parse_frame_general, parse_message};
+pub use parse::{member, parse_frame, parse_frame_general, parse_message, strings};

@@ -174,6 +174,18 @@ pub fn member<'a>(value: Option<&'a Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
+/// The strings of a JSON array (its other elements skipped; nothing if `value` is absent
+/// or not an array): a filter's URIs, a server's listed versions, a record's subscriptions.
+pub fn strings<C: FromIterator<String>>(value: Option<&Value>) -> C {
+    value
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

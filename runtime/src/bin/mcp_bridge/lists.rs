@@ -4,8 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use mcp_runtime::client::Notification;
-use mcp_runtime::{Server, ServerEvent};
+use std::time::Duration;
+
+use mcp_runtime::client::{Client, ClientErrorKind, ListenFilter, Notification};
+use mcp_runtime::{Era, Server, ServerEvent};
 
 use super::{prompt_handler, resource_handler, template_handler, tool_handler, Link};
 
@@ -65,6 +67,9 @@ fn sync_list<T: Clone + PartialEq>(
 pub(crate) async fn follow(link: Link, server: Server, mut listed: Listed) {
     let client = &link.client;
     let mut notifications = client.notifications();
+    // A 2026-07-28 upstream announces list changes on a subscription only.
+    let _listening = (client.version().era() == Era::Modern)
+        .then(|| AbortOnDrop(tokio::spawn(keep_listening(client.clone()))));
     while let Some(n) = notifications.recv().await {
         match n {
             Notification::ToolsListChanged => match client.list_all_tools().await {
@@ -169,5 +174,32 @@ pub(crate) async fn follow(link: Link, server: Server, mut listed: Listed) {
             }
             _ => {}
         }
+    }
+}
+
+/// Keeps a 2026-07-28 subscription to the upstream's list changes open: opened again when
+/// the upstream ends it (a restart, a drain), until the connection closes.
+async fn keep_listening(client: Client) {
+    loop {
+        let ended = match client.listen(ListenFilter::list_changes()).await {
+            Ok(mut subscription) => subscription.ended().await,
+            Err(e) => Err(e),
+        };
+        match ended {
+            Err(e) if e.kind() == ClientErrorKind::Closed => return,
+            Err(e) => eprintln!("mcp-bridge: the upstream subscription to list changes: {e}"),
+            Ok(()) => {}
+        }
+        // Not at once: an upstream that ends every subscription is not hammered.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

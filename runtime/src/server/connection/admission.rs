@@ -163,6 +163,13 @@ impl Connection {
                 session: None,
                 ends_with: self.tasks_end_with_it.then(|| self.closed.clone()),
             });
+            // A listen never ends on its own: draining ends it (with its result), or
+            // draining would wait the whole grace period for it.
+            let ctx = if method == McpMethod::SubscriptionsListen {
+                ctx.with_draining(self.draining.clone())
+            } else {
+                ctx
+            };
             return Admission::Handler(v, method, ctx);
         }
         let lifecycle = lock(&self.state).lifecycle;

@@ -57,6 +57,10 @@ pub struct Connection {
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     log_level: SharedLogLevel,
     closed: CancellationToken,
+    /// Draining began (end of input, server shutdown): requests that would never end on
+    /// their own (`subscriptions/listen`) finish now, so that draining waits only for
+    /// work that ends.
+    draining: CancellationToken,
     pending: Arc<Pending>,
     /// Owns the tasks a legacy client creates here (unique per connection: a session's
     /// tasks are its own; a session shared by replicas is named by its id instead, the
@@ -86,6 +90,16 @@ impl Connection {
     /// A connection for one stateless (2026-07-28) HTTP request: no lifecycle and no
     /// session notifications, so nothing is spawned for it.
     pub fn stateless(server: Server, out: mpsc::Sender<Outgoing>) -> Arc<Connection> {
+        Connection::stateless_draining_with(server, out, CancellationToken::new())
+    }
+
+    /// [`Connection::stateless`], draining when `draining` is cancelled (an HTTP server's
+    /// shutdown) as well as by [`Connection::drain`].
+    pub(crate) fn stateless_draining_with(
+        server: Server,
+        out: mpsc::Sender<Outgoing>,
+        draining: CancellationToken,
+    ) -> Arc<Connection> {
         Arc::new(Connection {
             server,
             out,
@@ -97,6 +111,7 @@ impl Connection {
             in_flight: Mutex::new(HashMap::new()),
             log_level: SharedLogLevel::default(),
             closed: CancellationToken::new(),
+            draining,
             pending: Arc::new(Pending::default()),
             task_owner: Mutex::new(session_owner()),
             tasks_end_with_it: false,
@@ -109,7 +124,9 @@ impl Connection {
     }
 
     /// Waits until no request is running, or `grace` has passed.
+    /// Open `subscriptions/listen` requests end first, each with its result.
     pub async fn drain(&self, grace: std::time::Duration) {
+        self.draining.cancel();
         let deadline = tokio::time::Instant::now() + grace;
         while !lock(&self.in_flight).is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;

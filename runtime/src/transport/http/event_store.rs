@@ -6,7 +6,7 @@
 //! may end before its stream does ([`polled`]).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, Notify};
 
 use super::config::SsePolling;
 use super::store::{self, Shared};
+use crate::cancel::CancellationToken;
 use crate::wire::{self, ErrorCode, Outgoing, RequestId, RpcError};
 
 /// An SSE body: frames as they are written.
@@ -39,6 +40,10 @@ pub(crate) struct StoredStream {
     cap: usize,
     /// The `retry` of priming events (milliseconds).
     retry: Option<u64>,
+    /// The connection reading the stream now, by its number: one at a time (see
+    /// [`StoredStream::reader`]).
+    reading: Mutex<Option<(u64, CancellationToken)>>,
+    connections: AtomicU64,
 }
 
 impl StoredStream {
@@ -53,7 +58,14 @@ impl StoredStream {
             changed: Notify::new(),
             cap: cap.max(1),
             retry,
+            reading: Mutex::new(None),
+            connections: AtomicU64::new(0),
         }
+    }
+
+    /// Whether a connection reads the stream now.
+    pub(crate) fn is_read(&self) -> bool {
+        lock(&self.reading).is_some()
     }
 
     /// Appends an event; the oldest is dropped beyond the cap (bounded memory for a client
@@ -94,21 +106,38 @@ impl StoredStream {
     }
 
     /// The stream's events from position `from` on, live until it is finished, as SSE
-    /// frames with ids.
-    pub(crate) fn reader(
+    /// frames with ids, for a new connection that takes the stream over: the connection
+    /// reading it until now ends. One connection at a time, so that each event goes out
+    /// once; the newest wins because a client resumes (`Last-Event-ID`) when its
+    /// connection is lost, which the server may learn only later, or never.
+    pub(crate) fn reader(self: &Arc<Self>, from: u64) -> SseBody {
+        let mut reading = lock(&self.reading);
+        if let Some((_, older)) = reading.take() {
+            older.cancel();
+        }
+        self.read_from(from, &mut reading)
+    }
+
+    fn read_from(
         self: &Arc<Self>,
         from: u64,
-        on_end: Option<Box<dyn FnOnce() + Send>>,
+        reading: &mut Option<(u64, CancellationToken)>,
     ) -> SseBody {
+        let number = self.connections.fetch_add(1, Ordering::Relaxed);
+        let taken_over = CancellationToken::new();
+        *reading = Some((number, taken_over.clone()));
         struct State {
             stream: Arc<StoredStream>,
             position: u64,
-            _guard: EndGuard,
+            _guard: Release,
         }
         let state = State {
             stream: Arc::clone(self),
             position: from,
-            _guard: EndGuard(on_end),
+            _guard: Release {
+                stream: Arc::clone(self),
+                number,
+            },
         };
         stream::unfold(state, |mut st| async move {
             loop {
@@ -140,16 +169,23 @@ impl StoredStream {
                 }
             }
         })
+        .take_until(taken_over.cancelled_owned())
         .boxed()
     }
 }
 
-struct EndGuard(Option<Box<dyn FnOnce() + Send>>);
+/// Frees a stream's reading slot when its connection ends, unless a newer connection
+/// took it over meanwhile.
+struct Release {
+    stream: Arc<StoredStream>,
+    number: u64,
+}
 
-impl Drop for EndGuard {
+impl Drop for Release {
     fn drop(&mut self) {
-        if let Some(f) = self.0.take() {
-            f();
+        let mut reading = lock(&self.stream.reading);
+        if reading.as_ref().is_some_and(|(n, _)| *n == self.number) {
+            *reading = None;
         }
     }
 }
@@ -244,6 +280,11 @@ pub(crate) struct SessionStreams {
     max_events: usize,
     mirror: Option<Mirror>,
     polling: Option<SsePolling>,
+    /// Shared sessions: whether the session's GET stream lives on this replica — the last
+    /// GET was opened or resumed here, and none since elsewhere. It outlives the GET's
+    /// connections: between two polls (or while a lost connection is resumed) the server
+    /// events relayed here still go into its history.
+    home: AtomicBool,
 }
 
 /// Where a shared session's events are copied.
@@ -413,6 +454,7 @@ impl SessionStreams {
             max_events,
             mirror,
             polling,
+            home: AtomicBool::new(false),
         };
         lock(&streams.streams).insert(
             standalone_id,
@@ -451,15 +493,55 @@ impl SessionStreams {
         }
     }
 
-    /// A new connection to the standalone stream, from what comes next: with polling, it
-    /// opens with a priming event (so that the client can resume from there).
-    pub(crate) fn standalone_reader(&self, on_end: Option<Box<dyn FnOnce() + Send>>) -> SseBody {
+    /// A new connection to the standalone stream, from what comes next (`None` while
+    /// another connection reads it: a session has one GET stream): with polling, it opens
+    /// with a priming event (so that the client can resume from there).
+    pub(crate) fn standalone_reader(&self) -> Option<SseBody> {
         let standalone = self.standalone();
+        let mut reading = lock(&standalone.reading);
+        if reading.is_some() {
+            return None;
+        }
         let from = match self.polling {
             Some(_) => standalone.push_priming(),
             None => standalone.next_seq(),
         };
-        standalone.reader(from, on_end)
+        Some(standalone.read_from(from, &mut reading))
+    }
+
+    /// Ends the connection reading `stream` here, if one does (the client resumed it on
+    /// another replica).
+    pub(crate) fn end_connection(&self, stream: u64) {
+        let Some(stored) = lock(&self.streams).get(&stream).cloned() else {
+            return;
+        };
+        let older = lock(&stored.reading).take();
+        if let Some((_, reading)) = older {
+            reading.cancel();
+        }
+    }
+
+    /// Whether the session's GET stream lives here (see `home`): a GET connection reads
+    /// it here now, or the last one did.
+    pub(crate) fn is_home(&self) -> bool {
+        self.home.load(Ordering::SeqCst) || self.standalone_open()
+    }
+
+    /// The session's GET stream now lives here (`true`: a GET was opened or resumed here)
+    /// or elsewhere (`false`: one was on another replica; the connection reading it here,
+    /// if any, ends).
+    pub(crate) fn set_home(&self, here: bool) {
+        self.home.store(here, Ordering::SeqCst);
+        if !here {
+            self.end_connection(self.standalone_id);
+        }
+    }
+
+    /// Whether a connection reads the standalone (GET) stream here.
+    pub(crate) fn standalone_open(&self) -> bool {
+        lock(&self.streams)
+            .get(&self.standalone_id)
+            .is_some_and(|s| s.is_read())
     }
 
     /// The standalone stream.
@@ -558,18 +640,14 @@ impl SessionStreams {
     /// Replay after `Last-Event-ID` from the store (a shared session whose stream another
     /// replica wrote): what the named stream had after the client's last event, then, while
     /// it goes on, what comes; a standalone stream of another replica continues with this
-    /// replica's own (`local`, read from its live position).
-    pub(crate) fn resume_shared(
-        &self,
-        last_event_id: &str,
-        local: Option<Box<dyn FnOnce() + Send>>,
-    ) -> Option<SseBody> {
+    /// replica's own, read from its live position (taking it over, as a local resume does).
+    pub(crate) fn resume_shared(&self, last_event_id: &str) -> Option<SseBody> {
         let mirror = self.mirror.clone()?;
         let (stream, seq) = parse_event_id(last_event_id)?;
         let live = store::is_standalone(stream).then(|| {
             let standalone = self.standalone();
             let from = standalone.next_seq();
-            standalone.reader(from, local)
+            standalone.reader(from)
         });
         let retry = self.retry();
         struct Replay {

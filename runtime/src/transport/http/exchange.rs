@@ -116,7 +116,7 @@ pub(super) async fn dispatch(
             Err(_) => {
                 if let Some(streams) = streams {
                     let stored = streams.spawn(None, rx, asked);
-                    let body = streams.connection(stored.reader(0, None), started);
+                    let body = streams.connection(stored.reader(0), started);
                     return sse_response(Body::from_stream(body));
                 }
                 rx.recv().await
@@ -135,7 +135,7 @@ pub(super) async fn dispatch(
     // with `Last-Event-ID` and the request's answer is not lost.
     if let Some(streams) = streams {
         let stored = streams.spawn(Some(first), rx, asked);
-        let body = streams.connection(stored.reader(0, None), started);
+        let body = streams.connection(stored.reader(0), started);
         return sse_response(Body::from_stream(body));
     }
     // A stateless request's connection lives as long as its stream: when the client goes

@@ -3,7 +3,6 @@
 //! replica reaches it through the store's channel (`replicas::post_sse`).
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -62,7 +61,6 @@ pub(super) async fn get_sse(
     let session = Arc::new(Session {
         conn,
         streams: None,
-        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: Some(tx.clone()),
         sse_inbox: inbox_tx,
         last_seen: Mutex::new(Instant::now()),

@@ -5,7 +5,6 @@
 //! GET stream, a changed or ended session, a task's cancellation or answers for the
 //! replica that runs its handler.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -75,7 +74,6 @@ pub(super) fn local_session(
     Arc::new(Session {
         conn,
         streams: Some(streams),
-        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
@@ -375,6 +373,20 @@ fn elsewhere(session: &Session, message: &Message) -> Option<&'static str> {
 }
 
 /// Sends `note` to the other replicas; whether the store took it.
+/// Tells the other replicas that `stream` of `session` was resumed here (`Last-Event-ID`;
+/// `None`: a new GET stream was opened here): a connection still reading it there ends, as
+/// a local one does (`StoredStream::reader`), and, when `get`, the session's GET stream
+/// lives here from now on (see `SessionStreams::is_home`).
+pub(super) async fn announce_taken_over(
+    shared: &Shared,
+    session: &str,
+    stream: Option<u64>,
+    get: bool,
+) {
+    let note = json!({"kind": "takeover", "session": session, "stream": stream, "get": get});
+    publish(shared, note).await;
+}
+
 async fn publish(shared: &Shared, mut note: Value) -> bool {
     if let Value::Object(fields) = &mut note {
         fields.insert("from".into(), Value::String(shared.replica.to_string()));
@@ -548,11 +560,11 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
     }
     if kind == "event" {
         let Some(event) = event_of(&note) else { return };
-        // To the sessions whose GET stream is open here (the others hear it where theirs
-        // is).
+        // To the sessions whose GET stream lives here (the others hear it where theirs
+        // does), open now or between two of its connections.
         let open: Vec<Arc<Session>> = lock(&state.sessions)
             .values()
-            .filter(|s| s.streams.is_some() && s.get_open.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|s| s.streams.as_ref().is_some_and(SessionStreams::is_home))
             .cloned()
             .collect();
         for session in open {
@@ -591,6 +603,20 @@ async fn on_message(state: &Arc<AppState>, shared: &Shared, message: &[u8]) {
             }
         }
         "end" => forget(state, id),
+        "takeover" => {
+            // The client resumed this stream on another replica: the connection reading it
+            // here is one it lost. A GET stream there: the session's GET stream lives
+            // there now.
+            let Some(streams) = session.streams.as_ref() else {
+                return;
+            };
+            if let Some(stream) = note.get("stream").and_then(Value::as_u64) {
+                streams.end_connection(stream);
+            }
+            if note.get("get").and_then(Value::as_bool) == Some(true) {
+                streams.set_home(false);
+            }
+        }
         _ => {}
     }
 }

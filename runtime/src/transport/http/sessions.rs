@@ -1,7 +1,7 @@
 //! The table of live sessions (Streamable HTTP and HTTP+SSE), the state every route shares, idle expiry and session ids.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -24,8 +24,6 @@ pub(super) struct Session {
     pub(super) conn: Arc<Connection>,
     /// Streamable HTTP sessions: every SSE stream's events, kept for `Last-Event-ID`.
     pub(super) streams: Option<SessionStreams>,
-    /// Whether a GET (standalone) stream is open: each message goes to one stream only.
-    pub(super) get_open: Arc<AtomicBool>,
     /// HTTP+SSE sessions: answers go to the stream, not to the POST.
     pub(super) sse_sink: Option<mpsc::Sender<Outgoing>>,
     /// HTTP+SSE sessions of replicas sharing a store: the messages POSTed for it to any

@@ -72,7 +72,12 @@ pub(super) async fn stateless(state: &Arc<AppState>, frame: Frame, caller: &Call
     if state.stopping.is_cancelled() {
         return shutting_down();
     }
-    let conn = Connection::stateless(state.server.clone(), state.no_session.clone());
+    // Shutdown drains every stateless request at once: their listens end then.
+    let conn = Connection::stateless_draining_with(
+        state.server.clone(),
+        state.no_session.clone(),
+        state.stopping.clone(),
+    );
     state.stateless_active.fetch_add(1, Ordering::SeqCst);
     let in_progress = InProgress {
         conn: Arc::clone(&conn),

@@ -195,16 +195,7 @@ pub(crate) fn decode_record(text: &str) -> Option<(Snapshot, Option<String>)> {
         ("new", _) => Lifecycle::New,
         _ => return None,
     };
-    let subscriptions: BTreeSet<String> = v
-        .get("subscriptions")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let subscriptions: BTreeSet<String> = crate::wire::strings(v.get("subscriptions"));
     let snapshot = Snapshot {
         lifecycle,
         client_capabilities: v.get("capabilities").cloned().unwrap_or_else(|| json!({})),

@@ -1,7 +1,6 @@
 //! Streamable HTTP on `/mcp`: routing a POST to its legacy session, to the stateless path or to `initialize`; the GET stream and DELETE of a legacy session.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -285,7 +284,6 @@ pub(super) async fn initialize(state: &Arc<AppState>, frame: Frame, caller: &Cal
     let session = Arc::new(Session {
         conn,
         streams: Some(streams),
-        get_open: Arc::new(AtomicBool::new(false)),
         sse_sink: None,
         sse_inbox: None,
         last_seen: Mutex::new(Instant::now()),
@@ -337,26 +335,29 @@ pub(super) async fn get_mcp(
         return session_not_found();
     };
     let started = tokio::time::Instant::now();
-    // Resumption: replay what the named stream had after the client's last event.
+    // Resumption: replay what the named stream had after the client's last event. The
+    // resumed connection takes the stream over (see `StoredStream::reader`): the client
+    // lost the older one, though the server may not know it yet.
     if let Some(last) = header_str(&headers, "last-event-id") {
+        // Shared sessions: another replica may still have a connection reading the
+        // stream; it ends (the client lost it). A GET stream lives here from now on.
+        if let (Some(shared), Some((stream, _))) =
+            (&state.shared, super::event_store::parse_event_id(last))
+        {
+            let get = super::store::is_standalone(stream);
+            if get {
+                streams.set_home(true);
+            }
+            super::replicas::announce_taken_over(shared, session_id, Some(stream), get).await;
+        }
         if let Some((stored, from)) = streams.resume(last) {
-            let body = streams.connection(stored.reader(from, None), started);
+            let body = streams.connection(stored.reader(from), started);
             return sse_response(Body::from_stream(body));
         }
         // Shared sessions: a stream another replica wrote, from the store. One that
         // continues as this replica's GET stream takes its place.
-        let remote_standalone = super::event_store::parse_event_id(last)
-            .is_some_and(|(stream, _)| super::store::is_standalone(stream));
         if streams.mirror().is_some() {
-            let on_end: Option<Box<dyn FnOnce() + Send>> = if remote_standalone {
-                match claim_get_stream(&session) {
-                    Ok(release) => Some(release),
-                    Err(refused) => return refused,
-                }
-            } else {
-                None
-            };
-            if let Some(replay) = streams.resume_shared(last, on_end) {
+            if let Some(replay) = streams.resume_shared(last) {
                 return sse_response(Body::from_stream(streams.connection(replay, started)));
             }
         }
@@ -367,29 +368,20 @@ pub(super) async fn get_mcp(
             "Last-Event-ID does not name a stream of this session",
         );
     }
-    let release = match claim_get_stream(&session) {
-        Ok(release) => release,
-        Err(refused) => return refused,
-    };
-    let events = streams.standalone_reader(Some(release));
-    sse_response(Body::from_stream(streams.connection(events, started)))
-}
-
-/// Claims the session's one GET stream (409 if it is open already): the returned
-/// closure, run when the stream ends, frees it again.
-// A `Response` is the natural error of a request guard; it is built once per rejection.
-#[allow(clippy::result_large_err)]
-fn claim_get_stream(session: &Session) -> Result<Box<dyn FnOnce() + Send>, Response> {
-    if session.get_open.swap(true, Ordering::SeqCst) {
-        return Err(rpc_error(
+    // A new GET stream: one per session, so that each message goes to one stream only.
+    let Some(events) = streams.standalone_reader() else {
+        return rpc_error(
             StatusCode::CONFLICT,
             None,
             ErrorCode(-32000),
             "Conflict: this session already has a GET stream",
-        ));
+        );
+    };
+    if let Some(shared) = &state.shared {
+        streams.set_home(true);
+        super::replicas::announce_taken_over(shared, session_id, None, true).await;
     }
-    let open = Arc::clone(&session.get_open);
-    Ok(Box::new(move || open.store(false, Ordering::SeqCst)))
+    sse_response(Body::from_stream(streams.connection(events, started)))
 }
 
 pub(super) async fn delete_mcp(
