@@ -79,6 +79,9 @@ pub enum Evidence {
     Property(&'static str, &'static [&'static str]),
     /// True exactly when the property exists and is not constrained to an object.
     AnyJson(&'static str, &'static [&'static str]),
+    /// True exactly when the `params` of every named request definition (following
+    /// `$ref` and `allOf`) list this member as required.
+    ParamsRequire(&'static [&'static str], &'static str),
     /// Not in the schema: the specification page that states it (the runtime's
     /// behaviour tests hold it).
     Spec(&'static str),
@@ -208,6 +211,12 @@ pub const FLAGS: &[Flag] = &[
         kind: Kind::Bool,
         doc: "Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).",
         evidence: Evidence::Spec("basic/transports.mdx, \"Sending Messages to the Server\""),
+    },
+    Flag {
+        name: "params_meta_required",
+        kind: Kind::Bool,
+        doc: "The params of `tools/call` and `resources/read` require `_meta` (the request's revision and capabilities travel in it): their generated types also decode with `_meta` given apart (`support::FromParams`), which the runtime uses to decode it once per distinct `_meta`.",
+        evidence: Evidence::ParamsRequire(&["CallToolRequest", "ReadResourceRequest"], "_meta"),
     },
 ];
 
@@ -439,8 +448,34 @@ pub fn observe(flag: &Flag, schema: &Value) -> Option<(FlagValue, String)> {
             };
             Some((FlagValue::Bool(any), why))
         }
+        Evidence::ParamsRequire(requests, member) => {
+            let lacking = requests.iter().find(|request| {
+                !defs
+                    .and_then(|d| property_path(d, request, &["params"]).map(|p| (d, p)))
+                    .is_some_and(|(d, params)| requires(d, params, member))
+            });
+            let why = match lacking {
+                Some(request) => format!("`{request}.params` does not require `{member}`"),
+                None => format!("`{}` params require `{member}`", requests.join("`, `")),
+            };
+            Some((FlagValue::Bool(lacking.is_none()), why))
+        }
         Evidence::Spec(_) => None,
     }
+}
+
+/// Whether `node` (following `$ref` and `allOf`) lists `name` among its required members.
+fn requires(defs: &serde_json::Map<String, Value>, node: &Value, name: &str) -> bool {
+    let node = resolve(defs, node);
+    let listed = node
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|m| m.as_str() == Some(name)));
+    listed
+        || node
+            .get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(|member| requires(defs, member, name)))
 }
 
 /// Every flag of `behaviour` that `schema` contradicts.

@@ -90,6 +90,8 @@ pub struct Features {
     pub resource_not_found_code: i64,
     /// Streamable HTTP servers may poll SSE streams: a priming event (an id, empty data) opens a stream, `retry` paces the client, and the server may close the connection after an event id for the client to resume with `Last-Event-ID` (SEP-1699).
     pub sse_polling: bool,
+    /// The params of `tools/call` and `resources/read` require `_meta` (the request's revision and capabilities travel in it): their generated types also decode with `_meta` given apart (`support::FromParams`), which the runtime uses to decode it once per distinct `_meta`.
+    pub params_meta_required: bool,
 }
 /// An MCP protocol revision, oldest first.
 ///
@@ -161,6 +163,7 @@ impl ProtocolVersion {
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
                     sse_polling: false,
+                    params_meta_required: false,
                 }
             }
             ProtocolVersion::V2025_03_26 => {
@@ -183,6 +186,7 @@ impl ProtocolVersion {
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
                     sse_polling: false,
+                    params_meta_required: false,
                 }
             }
             ProtocolVersion::V2025_06_18 => {
@@ -205,6 +209,7 @@ impl ProtocolVersion {
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
                     sse_polling: false,
+                    params_meta_required: false,
                 }
             }
             ProtocolVersion::V2025_11_25 => {
@@ -227,6 +232,7 @@ impl ProtocolVersion {
                     server_info_in_meta: false,
                     resource_not_found_code: -32002,
                     sse_polling: true,
+                    params_meta_required: false,
                 }
             }
             ProtocolVersion::V2026_07_28 => {
@@ -249,6 +255,7 @@ impl ProtocolVersion {
                     server_info_in_meta: true,
                     resource_not_found_code: -32602,
                     sse_polling: false,
+                    params_meta_required: true,
                 }
             }
         }
@@ -765,6 +772,16 @@ macro_rules! by_revision {
         match $v {
             $crate::ProtocolVersion::V2025_11_25 => {
                 use $crate::v2025_11_25 as $m;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+    ($v:expr, where params_meta_required, |$m:ident| $body:expr, else $other:expr) => {
+        match $v {
+            $crate::ProtocolVersion::V2026_07_28 => {
+                use $crate::v2026_07_28 as $m;
                 $body
             }
             #[allow(unreachable_patterns)]

@@ -7,10 +7,19 @@
 //! them the null server (`bench_server null`: a fixed reply to every line, nothing
 //! parsed), the limit of the path itself.
 //!
+//! The client is the measuring instrument and shares the machine with the servers, so it
+//! is kept cheap and the same for all: request lines from one template, answers read in
+//! place from a 1 MiB buffer, each checked by a scan of its top-level members (the id
+//! must be one sent, a `result` must be there) instead of a full parse — the warm-up's
+//! answers get the full parse too, and both must agree. Beside each server's rate, the
+//! CPU time it spent per request (all its threads, from `/proc`).
+//!
 //! `cargo bench -p mcp-runtime --bench stdio_end_to_end` (figures in BENCHMARKS.md);
 //! `-- --requests N`, `-- --windows 1,64`, `-- --quick` (the CI smoke run). The servers
 //! of a cell take turns in rounds of `N / 10` requests; figures are medians over rounds.
 
+#[path = "support/answer_scan.rs"]
+mod answer_scan;
 #[path = "support/args.rs"]
 mod args;
 #[path = "support/example.rs"]
@@ -93,7 +102,8 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()?;
         let input = child.stdin.take().ok_or("no stdin")?;
-        let output = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        // Room for many answers, 64 KiB ones included: one read takes what is there.
+        let output = BufReader::with_capacity(1 << 20, child.stdout.take().ok_or("no stdout")?);
         let mut server = Server {
             child,
             input,
@@ -136,9 +146,53 @@ struct Figures {
     per_second: f64,
     p50_us: f64,
     p99_us: f64,
+    /// The server's CPU time (every thread, user and system) per request.
+    cpu_us: f64,
 }
 
-/// Sends `n` requests with at most `window` in flight; every answer must carry a result.
+/// The CPU time process `pid` has spent so far, in nanoseconds: the sum of its threads'
+/// `schedstat` (nanosecond resolution, unlike `stat`'s clock ticks); 0 where there is no
+/// `/proc`.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// How closely answers are checked: every one by the scan, the warm-up's also by the full
+/// parser (the two must agree).
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    Scan,
+    Full,
+}
+
+/// Checks one answer line and returns its id (`None`: a notification, which is skipped).
+fn check_answer(line: &[u8], check: Check) -> Result<Option<u64>, Error> {
+    let head = answer_scan::scan(line)?;
+    if check == Check::Full {
+        let full = frames::answer_head(line)?;
+        if full.id != head.id || full.result.is_some() != head.result {
+            return Err(format!(
+                "the scan read {head:?}, the parser {full:?}: {}",
+                String::from_utf8_lossy(line)
+            )
+            .into());
+        }
+    }
+    if head.id.is_some() && !head.result {
+        return Err(format!("error answer: {}", String::from_utf8_lossy(line)).into());
+    }
+    Ok(head.id)
+}
+
+/// Sends `n` requests with at most `window` in flight; every answer must carry a result
+/// (checked as `check` says).
 ///
 /// One thread writes and reads: after each answer (and the others already buffered) it
 /// tops the window up in one write. With a writer thread and a reader thread handing off
@@ -154,7 +208,14 @@ fn drive(
     n: u64,
     window: u64,
     first_id: u64,
+    check: Check,
 ) -> Result<Figures, Error> {
+    // The request line around its id, made once.
+    let template = request(method, version, u64::MAX);
+    let (head, tail) = template
+        .split_once(&u64::MAX.to_string())
+        .ok_or("the request template has no id")?;
+    let cpu_before = cpu_ns(server.child.id());
     let start = Instant::now();
     let mut sent_at = vec![0u64; n as usize];
     let mut latencies = Vec::with_capacity(n as usize);
@@ -167,7 +228,9 @@ fn drive(
             batch.clear();
             let now = start.elapsed().as_nanos() as u64;
             for i in next..allowed {
-                batch.extend_from_slice(request(method, version, first_id + i).as_bytes());
+                batch.extend_from_slice(head.as_bytes());
+                write!(batch, "{}", first_id + i)?;
+                batch.extend_from_slice(tail.as_bytes());
                 batch.push(b'\n');
                 if let Some(slot) = sent_at.get_mut(i as usize) {
                     *slot = now;
@@ -176,27 +239,39 @@ fn drive(
             server.input.write_all(&batch)?;
             next = allowed;
         }
-        // One answer (blocking), then every complete one already buffered.
+        // One answer (blocking), then every complete one already buffered; each read
+        // where it lies in the buffer, unless it spans reads.
         loop {
-            line.clear();
-            if server.output.read_until(b'\n', &mut line)? == 0 {
+            let buffered = server.output.fill_buf()?;
+            if buffered.is_empty() {
                 return Err("the server closed its output".into());
             }
-            let answer = frames::answer_head(&line)?;
-            if let Some(id) = answer.id {
-                if answer.result.is_none() {
-                    return Err(format!("error answer: {}", String::from_utf8_lossy(&line)).into());
+            let id = match memchr::memchr(b'\n', buffered) {
+                Some(len) => {
+                    let id = check_answer(buffered.get(..len).unwrap_or_default(), check)?;
+                    server.output.consume(len + 1);
+                    id
                 }
+                None => {
+                    line.clear();
+                    if server.output.read_until(b'\n', &mut line)? == 0 {
+                        return Err("the server closed its output".into());
+                    }
+                    check_answer(line.strip_suffix(b"\n").unwrap_or(&line), check)?
+                }
+            };
+            if let Some(id) = id {
                 let i = id.checked_sub(first_id).ok_or("unexpected id")?;
                 let sent = *sent_at.get(i as usize).ok_or("unexpected id")?;
                 latencies.push(start.elapsed().as_nanos() as u64 - sent);
             }
-            if !server.output.buffer().contains(&b'\n') {
+            if memchr::memchr(b'\n', server.output.buffer()).is_none() {
                 break;
             }
         }
     }
     let elapsed = start.elapsed();
+    let cpu = cpu_ns(server.child.id()).saturating_sub(cpu_before);
     latencies.sort_unstable();
     let pick = |q: f64| {
         latencies
@@ -209,6 +284,7 @@ fn drive(
         per_second: n as f64 / elapsed.as_secs_f64(),
         p50_us: pick(0.50),
         p99_us: pick(0.99),
+        cpu_us: cpu as f64 / 1000.0 / n as f64,
     })
 }
 
@@ -244,9 +320,9 @@ fn main() -> Result<(), Error> {
         });
     let exe = support::build_bench_server(quick)?;
     println!(
-        "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | ours ÷ rmcp-pipes (spread) | ours ÷ null (spread) |"
+        "| era | method | window | server | requests/s | p50 (µs) | p99 (µs) | server CPU (µs/request) | ours ÷ rmcp-pipes (spread) | ours ÷ null (spread) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for version in [LEGACY, MODERN] {
         for method in methods.iter().map(String::as_str) {
             for &window in &windows {
@@ -264,6 +340,7 @@ fn main() -> Result<(), Error> {
                         (n / 20).max(500),
                         window,
                         1_000_000_000,
+                        Check::Full,
                     )?;
                     servers.push(server);
                 }
@@ -283,6 +360,7 @@ fn main() -> Result<(), Error> {
                             chunk,
                             window,
                             1 + round * chunk,
+                            Check::Scan,
                         )?);
                     }
                 }
@@ -319,10 +397,11 @@ fn main() -> Result<(), Error> {
                     };
                     let of = |f: fn(&Figures) -> f64| median(figures.iter().map(f).collect());
                     println!(
-                        "| {version} | {shown} | {window} | {which} | {:.0} | {:.0} | {:.0} | {to_rmcp} | {to_null} |",
+                        "| {version} | {shown} | {window} | {which} | {:.0} | {:.0} | {:.0} | {:.2} | {to_rmcp} | {to_null} |",
                         of(|f| f.per_second),
                         of(|f| f.p50_us),
-                        of(|f| f.p99_us)
+                        of(|f| f.p99_us),
+                        of(|f| f.cpu_us)
                     );
                 }
             }

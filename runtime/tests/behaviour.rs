@@ -537,6 +537,69 @@ async fn subscribers_hear_of_resource_updates() {
     p.finish().await;
 }
 
+/// `ServerBuilder::on_resource_interest`: told when the first subscription names a
+/// resource and when the last one ends — two legacy sessions and a 2026-07-28 listen,
+/// ended by unsubscribe, by the session's end and by cancelling the listen.
+#[tokio::test]
+async fn the_interest_hook_hears_the_first_and_the_last_subscription() {
+    use mcp_runtime::model::{Resource, ResourceContents};
+    use std::sync::{Arc, Mutex};
+    let heard = Arc::new(Mutex::new(Vec::<(String, bool)>::new()));
+    let sink = Arc::clone(&heard);
+    let server = Server::builder(Implementation::new("res", "1"))
+        .resource(Resource::new("mem://a", "a"), |uri, _| async move {
+            Ok(vec![ResourceContents::text(uri, "text/plain", "a")])
+        })
+        .on_resource_interest(move |uri, on| {
+            sink.lock().unwrap().push((uri.to_owned(), on));
+        })
+        .build();
+    let taken = || std::mem::take(&mut *heard.lock().unwrap());
+    let a = json!({"uri": "mem://a"});
+    let mut one = Stdio::serve(server.clone());
+    one.initialize("2025-06-18", json!({})).await;
+    let mut two = Stdio::serve(server.clone());
+    two.initialize("2025-11-25", json!({})).await;
+    one.request(json!(1), "resources/subscribe", a.clone())
+        .await;
+    assert_eq!(taken(), [("mem://a".to_owned(), true)], "the first");
+    two.request(json!(1), "resources/subscribe", a.clone())
+        .await;
+    one.request(json!(2), "resources/subscribe", a.clone())
+        .await;
+    one.request(json!(3), "resources/unsubscribe", a.clone())
+        .await;
+    assert_eq!(
+        taken(),
+        [],
+        "neither the second nor a repeat nor one of two ending"
+    );
+    // A 2026-07-28 listen naming it (twice) counts once, while open.
+    let mut modern = Stdio::serve(server.clone());
+    let params = json!({
+        "_meta": kit::modern_meta(json!({})),
+        "notifications": {"resourceSubscriptions": ["mem://a", "mem://a"]},
+    });
+    modern
+        .send(&request(json!(7), "subscriptions/listen", params))
+        .await;
+    let ack = modern.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    // The legacy session's end releases its subscription; the listen still holds it.
+    two.finish().await;
+    assert_eq!(taken(), [], "the listen still wants it");
+    modern.send(&kit::cancel(7)).await;
+    kit::eventually("the last subscription's end is heard", || {
+        heard.lock().unwrap().as_slice() == [("mem://a".to_owned(), false)]
+    })
+    .await;
+    one.finish().await;
+    modern.finish().await;
+}
+
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Forecast {
     /// Degrees Celsius.

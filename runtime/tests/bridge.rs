@@ -5,7 +5,9 @@
 //! HTTP, and the 2.x clients of 2026-07-28 over the stateless wire and over stdio. The
 //! clients that can be asked run the `ask` scenario: the upstream server's sampling and
 //! elicitation requests are relayed to them (as requests, or as `input_required` rounds
-//! on 2026-07-28). This runtime's own client checks every revision and progress.
+//! on 2026-07-28). This runtime's own client checks every revision and progress, and,
+//! with upstream servers of this runtime (one that speaks 2026-07-28, one that stops at
+//! 2025-11-25), that list changes and resource subscriptions pass through either era.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -47,8 +49,14 @@ impl HttpBridge {
 
     /// The bridge in front of the upstream server `command`.
     fn start_for(command: &str) -> HttpBridge {
+        HttpBridge::start_with(&["--command", command])
+    }
+
+    /// The bridge in front of the upstream named by `upstream` (`--command …`, `--url …`).
+    fn start_with(upstream: &[&str]) -> HttpBridge {
         let mut child = Command::new(bridge())
-            .args(["--command", command, "--http", "127.0.0.1:0"])
+            .args(upstream)
+            .args(["--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -412,6 +420,104 @@ async fn a_2026_upstream_s_list_changes_are_followed() {
         bridge.log()
     );
     client.close().await;
+}
+
+/// An upstream server (in this process, over HTTP) with the resource `mem://watched`, a
+/// tool `touch` that announces its update, and a record of what it was asked to watch
+/// (`on_resource_interest`): subscriptions reach it only if the bridge passes them on.
+async fn watched_upstream(
+    versions: mcp_runtime::VersionSet,
+) -> (kit::http::Http, Arc<Mutex<Vec<(String, bool)>>>) {
+    use mcp_runtime::model::{Resource, ResourceContents, Tool, ToolResult};
+    let watched = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&watched);
+    let server = mcp_runtime::Server::builder(Implementation::new("watched", "1"))
+        .versions(versions)
+        .resource(
+            Resource::new("mem://watched", "watched"),
+            |uri, _| async move { Ok(vec![ResourceContents::text(uri, "text/plain", "w")]) },
+        )
+        .tool(
+            Tool::new("touch", "Updates mem://watched"),
+            |_, ctx| async move {
+                ctx.announce(mcp_runtime::ServerEvent::ResourceUpdated(
+                    "mem://watched".into(),
+                ));
+                Ok::<_, mcp_runtime::ToolError>(ToolResult::text("touched"))
+            },
+        )
+        .on_resource_interest(move |uri, on| {
+            sink.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((uri.to_owned(), on));
+        })
+        .build();
+    let http = kit::http::serve(server, mcp_runtime::transport::http::HttpConfig::default()).await;
+    (http, watched)
+}
+
+/// A downstream client's resource subscription is passed upstream (legacy: subscribe; a
+/// 2026-07-28 upstream: the listen's `resourceSubscriptions`), the upstream's update
+/// reaches the client, and the end of the subscription reaches the upstream too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_subscriptions_pass_through_to_either_era_upstream() {
+    let legacy_only =
+        mcp_runtime::VersionSet::ALL.without(ProtocolVersion::parse("2026-07-28").unwrap());
+    for (versions, era) in [
+        (legacy_only, "2025-11-25"),
+        (mcp_runtime::VersionSet::ALL, "2026-07-28"),
+    ] {
+        let (upstream, watched) = watched_upstream(versions).await;
+        let url = upstream.url("/mcp");
+        let bridge = HttpBridge::start_with(&["--url", &url]);
+        assert!(
+            bridge.log().contains(&format!("upstream speaks MCP {era}")),
+            "{}",
+            bridge.log()
+        );
+        let client = our_client()
+            .pin(ProtocolVersion::parse("2025-06-18").unwrap())
+            .connect_url(&bridge.url("/mcp"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}\nbridge: {}", bridge.log()));
+        let mut heard = client.notifications();
+        client.subscribe("mem://watched").await.unwrap();
+        let asked = || watched.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        kit::eventually_or(
+            || asked() == [("mem://watched".to_owned(), true)],
+            || {
+                format!(
+                    "{era}: upstream asked {:?}\nbridge: {}",
+                    asked(),
+                    bridge.log()
+                )
+            },
+        )
+        .await;
+        client.call_tool("touch", json!({})).await.unwrap();
+        let updated = tokio::time::timeout(kit::patience(), async {
+            while let Some(n) = heard.recv().await {
+                if let Notification::ResourceUpdated { uri } = n {
+                    return uri;
+                }
+            }
+            String::new()
+        })
+        .await;
+        assert_eq!(
+            updated.as_deref(),
+            Ok("mem://watched"),
+            "{era}\nbridge: {}",
+            bridge.log()
+        );
+        client.unsubscribe("mem://watched").await.unwrap();
+        kit::eventually_or(
+            || asked().last() == Some(&("mem://watched".to_owned(), false)),
+            || format!("{era}: upstream asked {:?}", asked()),
+        )
+        .await;
+        client.close().await;
+    }
 }
 
 /// Over stdio nothing tells which call an upstream sampling request serves: two asking

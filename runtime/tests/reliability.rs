@@ -615,7 +615,7 @@ async fn a_stdio_client_that_does_not_read_is_not_read_either() {
         }
         last = now;
     }
-    // Both pipes hold 16 KiB (some 700 lines), the server's reader 8 KiB, the queue 16
+    // Both pipes hold 16 KiB (some 700 lines), the server's reader 64 KiB, the queue 16
     // answers: the server took a few thousand requests, not all of them.
     println!("stdio client that does not read: the server took {last} of {TOTAL} requests, then stopped reading");
     assert!(

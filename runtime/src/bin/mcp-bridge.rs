@@ -58,7 +58,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kept::{Answer, KeptCalls, KeptRequest};
-use lists::{add_template, follow, Listed};
+use lists::{add_template, follow, Interest, Listed};
 
 use mcp_runtime::client::auth::{wait_for_redirect, ClientCredentials};
 use mcp_runtime::client::{
@@ -428,7 +428,13 @@ fn prompt_handler(
 }
 
 /// The downstream server: the upstream's identity and everything it lists, forwarded.
-async fn front(link: &Link, roots: &Roots) -> Result<(Server, Listed), ClientError> {
+/// `interest`: the resources downstream clients want updates of (and no longer want),
+/// to pass upstream (`lists::follow`).
+async fn front(
+    link: &Link,
+    roots: &Roots,
+    interest: Interest,
+) -> Result<(Server, Listed), ClientError> {
     let client = &link.client;
     let info = client.server_info();
     let identity = info
@@ -488,6 +494,10 @@ async fn front(link: &Link, roots: &Roots) -> Result<(Server, Listed), ClientErr
             }
         });
     }
+    builder = builder.on_resource_interest(move |uri, wanted| {
+        // The upstream is told by `follow`, which owns the other end.
+        let _ = interest.send((uri.to_owned(), wanted));
+    });
     let (c, roots) = (client.clone(), roots.clone());
     builder = builder.on_roots_list_changed(move |ctx| {
         let (c, roots) = (c.clone(), roots.clone());
@@ -558,10 +568,11 @@ async fn run(args: Args) -> Result<(), String> {
             .then(|| Arc::new(tokio::sync::RwLock::new(()))),
         kept: KeptCalls::default(),
     };
-    let (server, listed) = front(&link, &roots)
+    let (interest, wanted) = tokio::sync::mpsc::unbounded_channel();
+    let (server, listed) = front(&link, &roots, interest)
         .await
         .map_err(|e| format!("reading the upstream server's lists: {e}"))?;
-    tokio::spawn(follow(link, server.clone(), listed));
+    tokio::spawn(follow(link, server.clone(), listed, wanted));
     // The bridge ends when the upstream server does.
     let upstream_gone = {
         let mut notifications = client.notifications();

@@ -277,6 +277,74 @@ pub fn tool_result(
     server: &Implementation,
     r: ToolResult,
 ) -> Result<Encoded, RpcError> {
+    match plain_text_result(v, server, &r) {
+        Some(encoded) => Ok(encoded),
+        None => projected_tool_result(v, server, r),
+    }
+}
+
+/// A tool result of plain text blocks only (no annotations, no structured output: the
+/// usual answer), written straight as the text its projection gives — the same bytes in
+/// every revision, since each defines `TextContent` with `text` and `type` and a
+/// `CallToolResult` with `content`, `isError` and (by the flag `result_type`)
+/// `resultType`, in that order. Building the neutral map, decoding it into the
+/// revision's type and encoding that cost ~5k instructions per call for these few bytes;
+/// `tests::plain_text_results_are_the_projected_bytes` holds the two paths together for
+/// every revision. `None` for any other result, which is projected.
+fn plain_text_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    r: &ToolResult,
+) -> Option<Encoded> {
+    if r.structured.is_some() {
+        return None;
+    }
+    let mut large = 0;
+    for block in &r.content {
+        match block {
+            Content::Text {
+                text,
+                annotations: None,
+            } => large += text.len(),
+            _ => return None,
+        }
+    }
+    let f = v.features();
+    let mut json = Vec::with_capacity(ENVELOPE_ROOM + large + SMALL_PARTS);
+    json.resize(ENVELOPE_ROOM, b' ');
+    json.extend_from_slice(b"{\"content\":[");
+    for (i, block) in r.content.iter().enumerate() {
+        if let Content::Text { text, .. } = block {
+            if i > 0 {
+                json.push(b',');
+            }
+            json.extend_from_slice(b"{\"text\":");
+            crate::wire::encode::write_str(&mut json, text);
+            json.extend_from_slice(b",\"type\":\"text\"}");
+        }
+    }
+    json.push(b']');
+    if r.is_error {
+        json.extend_from_slice(b",\"isError\":true");
+    }
+    if f.result_type {
+        json.extend_from_slice(b",\"resultType\":\"complete\"");
+    }
+    json.push(b'}');
+    let left = if f.server_info_in_meta {
+        MetaLeft::ServerInfo(server)
+    } else {
+        MetaLeft::Nothing
+    };
+    Some(stamped(json, left))
+}
+
+/// [`tool_result`] through the revision's generated `CallToolResult`.
+fn projected_tool_result(
+    v: ProtocolVersion,
+    server: &Implementation,
+    r: ToolResult,
+) -> Result<Encoded, RpcError> {
     let f = v.features();
     let has_text = r.content.iter().any(|c| matches!(c, Content::Text { .. }));
     let large: usize = r
@@ -561,4 +629,63 @@ pub fn input_required(
     ), else Err(RpcError::internal(format!(
         "input_required does not exist in MCP {v}"
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Annotations;
+
+    /// The written plain-text tool result is, byte for byte, what projecting it through
+    /// each revision's `CallToolResult` gives: texts that need escapes, several blocks,
+    /// none, an error; and results the fast path leaves to projection.
+    #[test]
+    fn plain_text_results_are_the_projected_bytes() {
+        let server = Implementation::new("srv \"q\"", "1.0.0");
+        let text = |t: &str| Content::Text {
+            text: t.into(),
+            annotations: None,
+        };
+        let results = [
+            ToolResult::text("It will be sunny."),
+            ToolResult::text("quote \" backslash \\ newline \n tab \t nul \u{0} é ☀"),
+            ToolResult {
+                content: vec![text("one"), text(""), text("three")],
+                structured: None,
+                is_error: false,
+            },
+            ToolResult {
+                content: vec![],
+                structured: None,
+                is_error: false,
+            },
+            ToolResult {
+                content: vec![text("failed")],
+                structured: None,
+                is_error: true,
+            },
+        ];
+        for v in ProtocolVersion::ALL {
+            for r in &results {
+                let fast = plain_text_result(v, &server, r).expect("plain text");
+                let projected = projected_tool_result(v, &server, r.clone()).expect("projected");
+                assert_eq!(
+                    String::from_utf8_lossy(fast.as_bytes()),
+                    String::from_utf8_lossy(projected.as_bytes()),
+                    "{v}"
+                );
+            }
+            let annotated = ToolResult {
+                content: vec![Content::Text {
+                    text: "x".into(),
+                    annotations: Some(Annotations::default()),
+                }],
+                structured: None,
+                is_error: false,
+            };
+            assert!(plain_text_result(v, &server, &annotated).is_none());
+            let structured = ToolResult::text("x").structured(json!({"a": 1}));
+            assert!(plain_text_result(v, &server, &structured).is_none());
+        }
+    }
 }

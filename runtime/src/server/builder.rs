@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use super::handler::{
-    box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, RootsChangedFn,
+    box_tool, CompleteFn, CompletionRequest, PromptFn, ResourceFn, ResourceInterestFn,
+    RootsChangedFn,
 };
 use super::handler_output::{IntoPromptResult, IntoResourceContents};
 use super::registry::{Listed, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
@@ -38,6 +39,7 @@ pub struct ServerBuilder {
     prompts: Vec<PromptEntry>,
     completion: Option<Arc<CompleteFn>>,
     roots_changed: Option<Arc<RootsChangedFn>>,
+    resource_interest: Option<Arc<ResourceInterestFn>>,
     state_keys: Option<Arc<crate::protocol::asks::StateKeys>>,
     #[cfg(feature = "tasks")]
     task_options: Option<super::tasks::TaskOptions>,
@@ -59,6 +61,7 @@ impl Server {
             prompts: Vec::new(),
             completion: None,
             roots_changed: None,
+            resource_interest: None,
             state_keys: None,
             #[cfg(feature = "tasks")]
             task_options: None,
@@ -351,6 +354,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Runs `hook(uri, true)` when a client first asks for updates of the resource `uri`
+    /// (legacy `resources/subscribe`, a 2026-07-28 `subscriptions/listen` naming it in
+    /// `resourceSubscriptions`) while no other does, and `hook(uri, false)` when the last
+    /// one stops (`resources/unsubscribe`, the session's end, the listen's end). A server
+    /// whose resources change on their own watches only what someone wants updates of, and
+    /// announces them with [`Server::notify`]
+    /// ([`ServerEvent::ResourceUpdated`](crate::ServerEvent::ResourceUpdated)). The hook
+    /// runs where the change happens and must not block: spawn what takes time. Counted per
+    /// process: with replicas sharing sessions, each replica counts its own clients.
+    pub fn on_resource_interest<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&str, bool) + Send + Sync + 'static,
+    {
+        self.resource_interest = Some(Arc::new(hook));
+        self
+    }
+
     /// Builds the server.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(64);
@@ -381,6 +401,8 @@ impl ServerBuilder {
                 prompts: RwLock::new(Listed::new(self.prompts)),
                 completion: self.completion,
                 roots_changed: self.roots_changed,
+                resource_interest: self.resource_interest,
+                interest: Mutex::new(HashMap::new()),
                 events,
                 handshakes: Mutex::new(HashMap::new()),
                 state_keys: self

@@ -53,6 +53,8 @@ pub(super) type CompleteFn =
 /// A tool handler, boxed.
 /// The hook a client's `notifications/roots/list_changed` runs.
 pub(super) type RootsChangedFn = dyn Fn(Context) -> BoxFuture<()> + Send + Sync;
+/// See [`ServerBuilder::on_resource_interest`](super::ServerBuilder::on_resource_interest).
+pub(super) type ResourceInterestFn = dyn Fn(&str, bool) + Send + Sync;
 
 #[cfg(feature = "typed-tools")]
 pub(super) fn box_tool_by_ref<F, Fut>(handler: F) -> Arc<ToolByRefFn>

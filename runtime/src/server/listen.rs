@@ -46,9 +46,12 @@ impl Server {
             honoured.insert("resourcesListChanged".into(), json!(true));
         }
         let uris = wire::strings::<Vec<String>>(filter.get("resourceSubscriptions"));
-        if !uris.is_empty() && self.declares("resources") {
+        let _interest = if !uris.is_empty() && self.declares("resources") {
             honoured.insert("resourceSubscriptions".into(), json!(uris));
-        }
+            Some(Interest::new(self, &uris))
+        } else {
+            None
+        };
         // The tasks extension's `taskIds` (SEP-2663): only for a client that declared the
         // extension (`-32021` otherwise, a MUST), only for tasks of its own. Without the
         // feature `tasks`, ignored as by a server that offers no tasks.
@@ -145,5 +148,34 @@ impl Server {
             "the end of a subscription",
             Value::Object(result)
         ), else Err(RpcError::method_not_found("subscriptions/listen")))
+    }
+}
+
+/// The resources a listen names, counted in the server's interest while it is open
+/// (however it ends: its result, a cancellation, the connection's end).
+struct Interest {
+    server: Server,
+    uris: std::collections::BTreeSet<String>,
+}
+
+impl Interest {
+    fn new(server: &Server, uris: &[String]) -> Interest {
+        // A URI named twice is one subscription.
+        let uris: std::collections::BTreeSet<String> = uris.iter().cloned().collect();
+        for uri in &uris {
+            server.interest_added(uri);
+        }
+        Interest {
+            server: server.clone(),
+            uris,
+        }
+    }
+}
+
+impl Drop for Interest {
+    fn drop(&mut self) {
+        for uri in &self.uris {
+            self.server.interest_removed(uri);
+        }
     }
 }

@@ -95,6 +95,9 @@ pub(crate) struct Inner {
     prompts: RwLock<Listed<PromptEntry>>,
     completion: Option<Arc<CompleteFn>>,
     pub(crate) roots_changed: Option<Arc<handler::RootsChangedFn>>,
+    resource_interest: Option<Arc<handler::ResourceInterestFn>>,
+    /// How many subscriptions (a legacy session's, a listen's) name each resource.
+    interest: Mutex<HashMap<String, usize>>,
     declare_tools: bool,
     declare_resources: bool,
     declare_prompts: bool,
@@ -129,6 +132,45 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// A subscription now names resource `uri` (see
+    /// [`ServerBuilder::on_resource_interest`]): the first tells the hook.
+    pub(crate) fn interest_added(&self, uri: &str) {
+        let first = {
+            let mut interest = lock_interest(&self.inner.interest);
+            let count = interest.entry(uri.to_owned()).or_insert(0);
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            if let Some(hook) = &self.inner.resource_interest {
+                hook(uri, true);
+            }
+        }
+    }
+
+    /// A subscription no longer names resource `uri`: the last tells the hook.
+    pub(crate) fn interest_removed(&self, uri: &str) {
+        let last = {
+            let mut interest = lock_interest(&self.inner.interest);
+            match interest.get_mut(uri) {
+                Some(1) => {
+                    interest.remove(uri);
+                    true
+                }
+                Some(count) => {
+                    *count -= 1;
+                    false
+                }
+                None => false,
+            }
+        };
+        if last {
+            if let Some(hook) = &self.inner.resource_interest {
+                hook(uri, false);
+            }
+        }
+    }
+
     /// The server's identity.
     pub fn info(&self) -> &Implementation {
         &self.inner.info
@@ -383,4 +425,11 @@ pub(crate) fn resource_not_found(v: ProtocolVersion, uri: &str) -> RpcError {
         "Resource not found",
     )
     .with_data(json!({"uri": uri}))
+}
+
+fn lock_interest(
+    m: &Mutex<HashMap<String, usize>>,
+) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+    // Nothing panics while holding it; the counts survive if something did.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

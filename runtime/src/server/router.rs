@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_generated::support::{FromParams, FromValue};
-use mcp_generated::v2026_07_28;
 use serde_json::{Map, Value};
 
 use super::handler::CompletionRequest;
@@ -78,10 +77,11 @@ where
     }
 }
 
-/// [`decode_params`] of a 2026-07-28 request's params whose `_meta` was taken out as
-/// `meta`: the params type requires `_meta`, decoded once per shared `_meta` value and
-/// copied in; a `_meta` that does not decode is decoded again with the params as sent,
-/// for the same error as ever.
+/// [`decode_params`] of a request's params whose `_meta` was taken out as `meta`, in a
+/// revision whose params type requires `_meta` (the generated flag
+/// `params_meta_required`: 2026-07-28 and any revision like it): `_meta` is decoded once
+/// per shared `_meta` value and copied in; a `_meta` that does not decode is decoded again
+/// with the params as sent, for the same error as ever.
 fn decode_modern_params<M: mcp_generated::Method>(
     params: Option<Value>,
     meta: Option<RequestMeta>,
@@ -244,17 +244,21 @@ impl Server {
                 let task_param = params.and_then(|p| p.get("task")).cloned();
                 // Decoded once into the revision's params type, from the params
                 // themselves; name and arguments are moved out of it.
-                let (name, arguments) = if v == ProtocolVersion::V2026_07_28 {
-                    let p =
-                        decode_modern_params::<v2026_07_28::methods::CallTool>(owned_params, meta)?;
-                    (p.name, p.arguments)
-                } else {
-                    let owned_params = wire::params_with_meta(owned_params, meta);
-                    by_revision!(v, |m| {
-                        let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                let (name, arguments) = by_revision!(
+                    v,
+                    where params_meta_required,
+                    |m| {
+                        let p = decode_modern_params::<m::methods::CallTool>(owned_params, meta)?;
                         (p.name, p.arguments)
-                    })
-                };
+                    },
+                    else {
+                        let owned_params = wire::params_with_meta(owned_params, meta);
+                        by_revision!(v, |m| {
+                            let p = decode_params::<m::methods::CallTool>(owned_params)?;
+                            (p.name, p.arguments)
+                        })
+                    }
+                );
                 #[cfg(feature = "tasks")]
                 let (handler, by_ref, mode) = {
                     let (handler, by_ref, support, deferred) = read_lock(&self.inner.tools)
@@ -347,15 +351,17 @@ impl Server {
             }
             McpMethod::ReadResource => {
                 self.require("resources", method)?;
-                let uri = if v == ProtocolVersion::V2026_07_28 {
-                    decode_modern_params::<v2026_07_28::methods::ReadResource>(owned_params, meta)?
-                        .uri
-                } else {
-                    let owned_params = wire::params_with_meta(owned_params, meta);
-                    by_revision!(v, |m| {
-                        decode_params::<m::methods::ReadResource>(owned_params)?.uri
-                    })
-                };
+                let uri = by_revision!(
+                    v,
+                    where params_meta_required,
+                    |m| decode_modern_params::<m::methods::ReadResource>(owned_params, meta)?.uri,
+                    else {
+                        let owned_params = wire::params_with_meta(owned_params, meta);
+                        by_revision!(v, |m| {
+                            decode_params::<m::methods::ReadResource>(owned_params)?.uri
+                        })
+                    }
+                );
                 let found = read_lock(&self.inner.resources)
                     .iter()
                     .find(|r| r.resource.uri == uri)
@@ -442,7 +448,8 @@ impl Server {
                 let completion = handler(request, ctx).await?;
                 shape::complete(v, info, &completion)
             }
-            McpMethod::SubscriptionsListen => self.listen(v, params, ctx).await,
+            // Boxed: a listen's state is large and every request's future would carry it.
+            McpMethod::SubscriptionsListen => Box::pin(self.listen(v, params, ctx)).await,
             // Tasks (2025-11-25): served when some tool runs as a task, else -32601.
             #[cfg(feature = "tasks")]
             McpMethod::GetTask

@@ -103,19 +103,20 @@ where
         Ok::<_, std::io::Error>(())
     });
     let conn = Connection::new(server, tx.clone());
-    let mut reader = BufReader::new(input);
+    let mut reader = BufReader::with_capacity(READ_BUFFER, input);
+    let mut partial = Vec::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let next = async {
             // Room for one more answer (or the writer is gone), then the next line.
             drop(tx.reserve().await);
-            read_line(&mut reader, limits.max_message_bytes).await
+            next_line(&mut reader, limits.max_message_bytes, &mut partial).await
         };
         let line = match first(&mut shutdown, next).await {
             First::A(()) => break,
             First::B(line) => line?,
         };
-        match line {
+        let frame = match line {
             Line::Eof => break,
             Line::TooLong(len) => {
                 let err = RpcError::new(
@@ -126,13 +127,19 @@ where
                     ),
                 );
                 let _ = tx.send(wire::error_response(None, &err)).await;
+                continue;
             }
-            Line::Message(bytes) => {
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                conn.handle_frame(&bytes, &tx).await;
+            // A line whole in the read buffer is parsed there, not copied out first.
+            Line::Buffered(len) => {
+                let bytes = reader.buffer().get(..len).unwrap_or_default();
+                let frame = parse_line(bytes);
+                reader.consume(len + 1);
+                frame
             }
+            Line::Gathered => parse_line(&partial),
+        };
+        if let Some(frame) = frame {
+            conn.handle_parsed(frame, &tx).await;
         }
     }
     // The client closed its end: let running requests finish (their answers may still be
@@ -147,16 +154,38 @@ where
     }
 }
 
+/// The read buffer: a pipelined client's lines (a few hundred bytes each) arrive many to
+/// a read, and each one that lies whole in the buffer is parsed in place.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// The frame of one line; `None` for a blank line, which is skipped.
+fn parse_line(bytes: &[u8]) -> Option<wire::Frame> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    Some(wire::parse_frame(bytes))
+}
+
 enum Line {
-    Message(Vec<u8>),
+    /// The line is the first `len` bytes of the reader's buffer (its newline follows);
+    /// the caller consumes `len + 1` bytes once it has read them.
+    Buffered(usize),
+    /// The line was gathered across reads into the caller's buffer.
+    Gathered,
     TooLong(usize),
     Eof,
 }
 
-/// Reads one line without ever holding more than `limit` bytes of it: an over-long line
-/// is consumed and reported, so the next one is read normally.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std::io::Result<Line> {
-    let mut line = Vec::new();
+/// Finds the next line without ever holding more than `limit` bytes of it: a line whole in
+/// the reader's buffer is left there (`Line::Buffered`); one that spans reads is gathered
+/// into `partial` (cleared first); an over-long line is consumed and reported, so the next
+/// one is read normally.
+async fn next_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+    partial: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    partial.clear();
     let mut total = 0usize;
     loop {
         let buf = reader.fill_buf().await?;
@@ -166,18 +195,24 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std
             } else if total > limit {
                 Line::TooLong(total)
             } else {
-                Line::Message(line)
+                Line::Gathered
             });
         }
-        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+        let newline = memchr::memchr(b'\n', buf);
+        if total == 0 {
+            if let Some(len) = newline.filter(|len| *len <= limit) {
+                return Ok(Line::Buffered(len));
+            }
+        }
+        let (chunk, done) = match newline {
             Some(i) => (buf.get(..i).unwrap_or(buf), Some(i + 1)),
             None => (buf, None),
         };
         total += chunk.len();
         if total <= limit {
-            line.extend_from_slice(chunk);
-        } else {
-            line = Vec::new();
+            partial.extend_from_slice(chunk);
+        } else if !partial.is_empty() {
+            *partial = Vec::new();
         }
         let consumed = done.unwrap_or(chunk.len());
         reader.consume(consumed);
@@ -185,7 +220,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std
             return Ok(if total > limit {
                 Line::TooLong(total)
             } else {
-                Line::Message(line)
+                Line::Gathered
             });
         }
     }

@@ -1,15 +1,20 @@
 //! `mcp-bridge` following the upstream lists: what is served of each (tools, resources,
 //! resource templates, prompts), brought in line with the upstream server's list whenever
-//! it announces a change.
+//! it announces a change; and the resource updates downstream clients subscribe to,
+//! subscribed to upstream.
 
-use std::collections::BTreeMap;
-
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
 
 use mcp_runtime::client::{Client, ClientErrorKind, ListenFilter, Notification};
 use mcp_runtime::{Era, Server, ServerEvent};
 
 use super::{prompt_handler, resource_handler, template_handler, tool_handler, Link};
+
+/// Resources downstream clients start (`true`) or stop (`false`) wanting updates of.
+pub(crate) type Interest = mpsc::UnboundedSender<(String, bool)>;
 
 /// What the bridge serves of the upstream lists, to follow their changes.
 #[derive(Default)]
@@ -64,12 +69,28 @@ fn sync_list<T: Clone + PartialEq>(
 /// resource templates, prompts) are mirrored — the served list re-read and brought in
 /// line, which tells the downstream clients — resource updates announced downstream, log
 /// messages printed.
-pub(crate) async fn follow(link: Link, server: Server, mut listed: Listed) {
+///
+/// `wanted`: the resources downstream clients want updates of, subscribed to upstream
+/// (legacy `resources/subscribe` when the upstream offers it; in 2026-07-28 the
+/// subscription's `resourceSubscriptions`).
+pub(crate) async fn follow(
+    link: Link,
+    server: Server,
+    mut listed: Listed,
+    wanted: mpsc::UnboundedReceiver<(String, bool)>,
+) {
     let client = &link.client;
     let mut notifications = client.notifications();
-    // A 2026-07-28 upstream announces list changes on a subscription only.
-    let _listening = (client.version().era() == Era::Modern)
-        .then(|| AbortOnDrop(tokio::spawn(keep_listening(client.clone()))));
+    let _upstream = if client.version().era() == Era::Modern {
+        // A 2026-07-28 upstream announces changes on a subscription only.
+        let (uris, watched) = watch::channel(BTreeSet::new());
+        let wanting = tokio::spawn(collect_wanted(wanted, uris));
+        let listening = tokio::spawn(keep_listening(client.clone(), watched));
+        (AbortOnDrop(wanting), Some(AbortOnDrop(listening)))
+    } else {
+        let subscribing = tokio::spawn(subscribe_upstream(client.clone(), wanted));
+        (AbortOnDrop(subscribing), None)
+    };
     while let Some(n) = notifications.recv().await {
         match n {
             Notification::ToolsListChanged => match client.list_all_tools().await {
@@ -177,17 +198,75 @@ pub(crate) async fn follow(link: Link, server: Server, mut listed: Listed) {
     }
 }
 
-/// Keeps a 2026-07-28 subscription to the upstream's list changes open: opened again when
-/// the upstream ends it (a restart, a drain), until the connection closes.
-async fn keep_listening(client: Client) {
+/// A legacy upstream: each resource downstream clients want updates of is subscribed to
+/// upstream while they do, if the upstream offers subscriptions.
+async fn subscribe_upstream(client: Client, mut wanted: mpsc::UnboundedReceiver<(String, bool)>) {
+    let offers = client
+        .server_info()
+        .capabilities
+        .pointer("/resources/subscribe")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    while let Some((uri, on)) = wanted.recv().await {
+        if !offers {
+            continue;
+        }
+        let done = if on {
+            client.subscribe(&uri).await
+        } else {
+            client.unsubscribe(&uri).await
+        };
+        if let Err(e) = done {
+            eprintln!("mcp-bridge: upstream subscription to {uri}: {e}");
+        }
+    }
+}
+
+/// Keeps the set of resources downstream clients want updates of, for `keep_listening`.
+async fn collect_wanted(
+    mut wanted: mpsc::UnboundedReceiver<(String, bool)>,
+    uris: watch::Sender<BTreeSet<String>>,
+) {
+    while let Some((uri, on)) = wanted.recv().await {
+        uris.send_modify(|set| {
+            if on {
+                set.insert(uri);
+            } else {
+                set.remove(&uri);
+            }
+        });
+    }
+}
+
+/// Keeps a 2026-07-28 subscription to the upstream's list changes (and to the updates of
+/// the resources in `watched`) open: opened again when the upstream ends it (a restart, a
+/// drain) or when `watched` changes — the new one before the old one ends, so that no
+/// change falls between them — until the connection closes.
+async fn keep_listening(client: Client, mut watched: watch::Receiver<BTreeSet<String>>) {
+    let mut open = None;
     loop {
-        let ended = match client.listen(ListenFilter::list_changes()).await {
-            Ok(mut subscription) => subscription.ended().await,
+        let mut filter = ListenFilter::list_changes();
+        for uri in watched.borrow_and_update().iter() {
+            filter = filter.resource(uri.clone());
+        }
+        let ended = match client.listen(filter).await {
+            Ok(subscription) => {
+                let subscription = open.insert(subscription);
+                tokio::select! {
+                    ended = subscription.ended() => ended,
+                    changed = watched.changed() => match changed {
+                        Ok(()) => continue,
+                        // The bridge is ending.
+                        Err(_) => return,
+                    },
+                }
+            }
             Err(e) => Err(e),
         };
+        open = None;
         match ended {
             Err(e) if e.kind() == ClientErrorKind::Closed => return,
-            Err(e) => eprintln!("mcp-bridge: the upstream subscription to list changes: {e}"),
+            Err(e) => eprintln!("mcp-bridge: the upstream subscription to changes: {e}"),
             Ok(()) => {}
         }
         // Not at once: an upstream that ends every subscription is not hammered.

@@ -267,14 +267,19 @@ impl Connection {
             .ok_or_else(|| {
                 RpcError::invalid_params(format!("{method}: params.uri must be a string"))
             })?;
-        let mut state = lock(&self.state);
         if method == McpMethod::Subscribe {
             if !server.has_resource(uri) {
                 return Err(crate::server::resource_not_found(v, uri));
             }
-            state.subscriptions.insert(uri.to_owned());
+            let added = lock(&self.state).subscriptions.insert(uri.to_owned());
+            if added {
+                server.interest_added(uri);
+            }
         } else {
-            state.subscriptions.remove(uri);
+            let removed = lock(&self.state).subscriptions.remove(uri);
+            if removed {
+                server.interest_removed(uri);
+            }
         }
         Ok(shape::empty(v, server.info()))
     }

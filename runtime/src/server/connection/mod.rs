@@ -135,9 +135,18 @@ impl Connection {
 
     /// Ends the conversation: running handlers are cancelled and their answers dropped.
     pub fn close(&self) {
+        self.release_subscriptions();
         self.closed.cancel();
         for token in lock(&self.in_flight).values() {
             token.cancel();
+        }
+    }
+
+    /// The session's resource subscriptions end with it (the server's interest counts).
+    fn release_subscriptions(&self) {
+        let ended = std::mem::take(&mut lock(&self.state).subscriptions);
+        for uri in &ended {
+            self.server.interest_removed(uri);
         }
     }
 
@@ -185,7 +194,7 @@ impl Connection {
                 1
             }
             Started::Handler(task) => {
-                spawn_answer(task, reply.clone());
+                answer_or_spawn(task, reply).await;
                 1
             }
             Started::Sent(count) => count,
@@ -476,6 +485,7 @@ impl Drop for Connection {
         // Ends the task that forwards server events to this peer (it only holds a weak
         // reference, and would otherwise wait for the next event to notice).
         self.closed.cancel();
+        self.release_subscriptions();
     }
 }
 
@@ -516,6 +526,33 @@ pub(crate) fn spawn_answer(
             let _ = reply.send(answer).await;
         }
     });
+}
+
+/// Runs a request's handler here as far as it goes without waiting: most handlers finish
+/// in that first poll (they compute an answer and return), and then the answer is sent
+/// from here, with no task spawned for it (a task cell allocated, scheduled, perhaps
+/// stolen by another worker and its answer's allocations freed across threads: ~5k
+/// instructions and a cross-thread wake-up per request on the stdio path). A handler
+/// that waits (on a client's answer, I/O, a timer) is moved into a task of its own at
+/// its first wait, and runs on concurrently as before; it is polled there with that
+/// task's waker, so the wake-up it registered here only costs a spurious poll of the
+/// caller. A handler that computes for long without ever waiting holds up the reading of
+/// the next message meanwhile — in a task it held a worker thread the same way; tokio's
+/// advice for such work (`spawn_blocking`) applies to both.
+pub(crate) async fn answer_or_spawn(
+    mut task: BoxFuture<'static, Option<Outgoing>>,
+    reply: &mpsc::Sender<Outgoing>,
+) {
+    use std::task::Poll;
+    let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(Some(answer)) => {
+            let _ = reply.send(answer).await;
+        }
+        // Cancelled before it finished: nothing to send.
+        Poll::Ready(None) => {}
+        Poll::Pending => spawn_answer(task, reply.clone()),
+    }
 }
 
 /// What a message became in [`Connection::dispatch`].

@@ -45,12 +45,21 @@ impl Connection {
     /// Takes the state another replica stored.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn restore(&self, snapshot: Snapshot) {
-        let mut state = lock(&self.state);
-        state.lifecycle = snapshot.lifecycle;
-        state.client_capabilities = snapshot.client_capabilities;
-        state.subscriptions = snapshot.subscriptions;
+        let before = {
+            let mut state = lock(&self.state);
+            state.lifecycle = snapshot.lifecycle;
+            state.client_capabilities = snapshot.client_capabilities;
+            std::mem::replace(&mut state.subscriptions, snapshot.subscriptions.clone())
+        };
         if let Some(level) = snapshot.log_level {
             self.log_level.set(level);
+        }
+        // This copy's part in the server's interest counts follows the session's.
+        for uri in snapshot.subscriptions.difference(&before) {
+            self.server.interest_added(uri);
+        }
+        for uri in before.difference(&snapshot.subscriptions) {
+            self.server.interest_removed(uri);
         }
     }
 
